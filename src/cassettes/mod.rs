@@ -1,0 +1,1 @@
+//! Cassettes: recorded provider traffic (`../shared/design/cassettes.md`), a transport that records or replays.

@@ -1,0 +1,34 @@
+//! harness: evaluate coding agents by running them on recorded tasks.
+//!
+//! The data flows through the modules in this order, and each module may only depend on the ones
+//! before it (never the other way):
+//!
+//! ```text
+//! conversation          provider-neutral messages, tool calls, usage, stop reasons
+//!   -> tools            the agent's tools (Pi's read, write, edit, bash, grep, find, ls)
+//!   -> providers        wire formats (Anthropic, OpenAI, ...), SSE, the HTTP transport seam
+//!   -> cassettes        recorded provider traffic: a transport that records or replays
+//!   -> agent            the agent loop: model <-> tools, emitting events, never printing
+//!   -> tasks            task definitions (task.yaml) and their validation
+//!   -> workspace        throwaway copies of a task's fixture repository, and their diff
+//!   -> scoring          checks after the agent stops, and the per-run record
+//!   -> reports          CSV, markdown and terminal output, read from run records only
+//!   -> runner           schedules task runs in parallel and fans events out to reporters
+//!   -> cli              the `harness` command line (the binary in main.rs is a thin shell)
+//! ```
+//!
+//! `testkit` holds the scripted model server used by the tests and to produce the shipped,
+//! scripted cassettes; nothing else depends on it.
+
+pub mod agent;
+pub mod cassettes;
+pub mod cli;
+pub mod conversation;
+pub mod providers;
+pub mod reports;
+pub mod runner;
+pub mod scoring;
+pub mod tasks;
+pub mod testkit;
+pub mod tools;
+pub mod workspace;

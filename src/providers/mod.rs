@@ -1,0 +1,169 @@
+//! Model providers: translate the [`crate::conversation`] model to and from each API's real wire
+//! format, stream the reply over SSE, and turn HTTP failures into typed [`ProviderError`]s.
+//!
+//! Every provider builds an [`transport::HttpRequest`] and hands it to a [`transport::Transport`];
+//! the live transport (reqwest), the cassette recorder and the cassette player all sit under that
+//! one seam, so a replay runs the same request-building and SSE-parsing code as a live call.
+//! Providers may depend on `conversation` only; never on tools, the agent loop, the runner or
+//! the reports.
+
+pub mod anthropic;
+pub mod openai_chat;
+pub mod sse;
+pub mod transport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::{AssistantMessage, Context};
+use transport::Transport;
+
+/// Per-request settings that are not part of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestOptions {
+    /// `max_tokens` / `max_completion_tokens`.
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+}
+
+impl Default for RequestOptions {
+    fn default() -> Self {
+        RequestOptions {
+            max_tokens: 16384,
+            temperature: None,
+        }
+    }
+}
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiKind {
+    /// Anthropic Messages (`POST /v1/messages`).
+    #[value(name = "anthropic-messages")]
+    AnthropicMessages,
+    /// OpenAI Chat Completions (`POST /chat/completions`), also any OpenAI-compatible server.
+    #[value(name = "openai-completions")]
+    OpenaiCompletions,
+}
+
+impl ApiKind {
+    /// Pi's name of the API (`anthropic-messages`, `openai-completions`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ApiKind::AnthropicMessages => "anthropic-messages",
+            ApiKind::OpenaiCompletions => "openai-completions",
+        }
+    }
+}
+
+/// Everything needed to talk to one model of one provider.
+#[derive(Debug, Clone)]
+pub struct ModelSpec {
+    /// Provider name as the user calls it (`anthropic`, `openai`, a configured name).
+    pub provider: String,
+    pub api: ApiKind,
+    /// Model id sent on the wire.
+    pub model: String,
+    /// Base URL (`https://api.anthropic.com`, `https://api.openai.com/v1`, a local server).
+    pub base_url: String,
+    /// The key, if any. Never written anywhere: not to cassettes, reports or logs.
+    pub api_key: Option<String>,
+    /// Extra headers sent with every request.
+    pub headers: Vec<(String, String)>,
+}
+
+/// A typed provider failure, kept apart from model failures in the reports.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("authentication failed ({status}): {message}")]
+    Authentication { status: u16, message: String },
+    #[error("rate limited ({status}): {message}")]
+    RateLimited {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("provider overloaded ({status}): {message}")]
+    Overloaded { status: u16, message: String },
+    #[error("server error ({status}): {message}")]
+    Server { status: u16, message: String },
+    #[error("context too long: {message}")]
+    ContextTooLong { message: String },
+    #[error("invalid request ({status}): {message}")]
+    InvalidRequest { status: u16, message: String },
+    #[error("could not connect: {message}")]
+    Connection { message: String },
+    #[error("stream cut before its end: {message}")]
+    StreamCut { message: String },
+    #[error("stream stalled: no data for {idle:?}")]
+    StreamStalled { idle: Duration },
+    /// The provider sent an error event or a reply we cannot parse.
+    #[error("{message}")]
+    Protocol { message: String },
+    /// A cassette could not serve this request (replay mode): the run diverged or the cassette
+    /// has no more interactions.
+    #[error("{0}")]
+    Cassette(String),
+}
+
+impl ProviderError {
+    /// Whether retrying the same request may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Overloaded { .. }
+                | ProviderError::Server { .. }
+                | ProviderError::Connection { .. }
+                | ProviderError::StreamCut { .. }
+                | ProviderError::StreamStalled { .. }
+        )
+    }
+
+    /// A stable short name for reports.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ProviderError::Authentication { .. } => "authentication",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Overloaded { .. } => "overloaded",
+            ProviderError::Server { .. } => "server_error",
+            ProviderError::ContextTooLong { .. } => "context_too_long",
+            ProviderError::InvalidRequest { .. } => "invalid_request",
+            ProviderError::Connection { .. } => "connection_failed",
+            ProviderError::StreamCut { .. } => "stream_cut",
+            ProviderError::StreamStalled { .. } => "stream_stalled",
+            ProviderError::Protocol { .. } => "protocol",
+            ProviderError::Cassette(_) => "cassette",
+        }
+    }
+}
+
+/// A model behind some wire format. Streams internally; returns the finished reply.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The model this provider talks to.
+    fn spec(&self) -> &ModelSpec;
+
+    /// Sends one request built from `context` and returns the assistant's reply.
+    ///
+    /// A reply whose stop reason is `error` (a refusal, an error event in the stream) is returned
+    /// as `Ok` with `stop_reason: Error` and `error_message`, as Pi does; transport and HTTP
+    /// failures are `Err`.
+    async fn complete(
+        &self,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> Result<AssistantMessage, ProviderError>;
+}
+
+/// Builds the provider for `spec` over `transport`.
+pub fn build(spec: ModelSpec, transport: Arc<dyn Transport>) -> Arc<dyn Provider> {
+    match spec.api {
+        ApiKind::AnthropicMessages => Arc::new(anthropic::Anthropic::new(spec, transport)),
+        ApiKind::OpenaiCompletions => Arc::new(openai_chat::OpenAiChat::new(spec, transport)),
+    }
+}

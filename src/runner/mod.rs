@@ -1,0 +1,1 @@
+//! The runner: loads tasks, schedules runs in parallel, and fans events out to the reporters.

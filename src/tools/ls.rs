@@ -1,0 +1,1 @@
+//! `ls`: Pi's ls tool (spec section 5).

@@ -1,0 +1,1 @@
+//! Path resolution shared by all tools (spec section 0): `resolveToCwd` and `resolveReadPath`.

@@ -1,0 +1,1 @@
+//! `read`: Pi's read tool (spec section 1). TODO: implemented by the tools issue.

@@ -1,0 +1,1 @@
+//! `write`: Pi's write tool (spec section 2).
