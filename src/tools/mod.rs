@@ -11,6 +11,7 @@
 //! [`registry::ToolSet::call`], the one entry point that runs a call the way Pi's agent loop does).
 
 pub mod bash;
+pub mod definitions;
 pub mod edit;
 pub mod find;
 pub mod grep;
