@@ -10,6 +10,8 @@
 //! The loop never prints: it emits [`AgentEvent`]s that the runner fans out to reporters. It
 //! depends on `conversation`, `tools` and `providers` only.
 
+pub mod system_prompt;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

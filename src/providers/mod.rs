@@ -8,6 +8,7 @@
 //! the reports.
 
 pub mod anthropic;
+pub mod catalog;
 pub mod openai_chat;
 pub mod sse;
 pub mod transport;
