@@ -9,6 +9,8 @@
 
 pub mod anthropic;
 pub mod catalog;
+pub mod limiter;
+pub mod retry;
 pub mod openai_chat;
 pub mod sse;
 pub mod transport;
