@@ -12,8 +12,12 @@ For each task id given (default: every task under tasks/):
   4. confirm the last turn has text and no tool calls, the turn count fits the task's limit,
      and the task's checks now PASS.
 
-Usage: python3 tests/scripts/verify.py [-v] [task-id ...]
+Usage: python3 tests/scripts/verify.py [-v] [--pi NODE_MODULES_DIR] [task-id ...]
 -v prints every tool result as the model would see it.
+--pi DIR additionally replays every call with Pi's own tools (pi_replay.mjs; needs node and
+  `npm install @mariozechner/pi-coding-agent@0.73.1` with DIR its node_modules), runs the checks
+  on that copy too, and reports any tool result whose text or error flag differs from ours
+  (workspace paths replaced by <WS>).
 This is a development aid for script authors; the harness does not use it.
 """
 import os
@@ -217,7 +221,50 @@ def run_checks(task, cwd):
     return results
 
 
-def verify(task_id, verbose, expected_errors):
+def compare_trees(ours, theirs):
+    """Files (bytes) left by our replay and by Pi's must be the same; build outputs aside."""
+    def files(root):
+        out = {}
+        for d, dirs, names in os.walk(root):
+            dirs[:] = [x for x in dirs if x not in ("target", "__pycache__")]
+            for n in names:
+                with open(os.path.join(d, n), "rb") as f:
+                    out[os.path.relpath(os.path.join(d, n), root)] = f.read()
+        return out
+    a, b = files(ours), files(theirs)
+    diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    return [f"final file differs between verify.py's and Pi's replay: {k}" for k in diff]
+
+
+def replay_with_pi(task, pi_modules, ours, pi_ws):
+    """Replay the same calls with Pi's real tools; return a list of problems."""
+    import json
+    shutil.copytree(os.path.join(TASKS, task["id"], "repo"), pi_ws)
+    calls = [{"key": c["key"], "name": c["name"], "arguments": c["arguments"]} for c in ours]
+    env = dict(os.environ, PI_NODE_MODULES=pi_modules)
+    p = subprocess.run(["node", os.path.join(SCRIPTS, "pi_replay.mjs"), pi_ws],
+                       input=json.dumps(calls).encode(), stdout=subprocess.PIPE, env=env, timeout=900)
+    if p.returncode != 0:
+        return [f"pi_replay.mjs failed with exit {p.returncode}"]
+    problems = []
+    results = [json.loads(l) for l in p.stdout.decode().splitlines() if l.startswith("{")]
+    for mine, theirs in zip(ours, results):
+        text = theirs["text"].replace(pi_ws, "<WS>")
+        if (mine["isError"], mine["text"]) != (theirs["isError"], text):
+            problems.append(f"turn {mine['key']} {mine['name']}: Pi's result differs from verify.py's:\n"
+                            f"    pi:   {theirs['isError']} {text[:300]!r}\n"
+                            f"    ours: {mine['isError']} {mine['text'][:300]!r}")
+    if len(results) != len(ours):
+        problems.append(f"Pi replay returned {len(results)} results for {len(ours)} calls")
+    for name, ok, detail in run_checks(task, pi_ws):
+        if not ok:
+            problems.append(f"check {name!r} fails after replaying with Pi's tools ({detail})")
+    print(f"  replayed {len(results)} calls with Pi's tools: "
+          + ("identical results" if not problems else f"{len(problems)} problem(s)"))
+    return problems
+
+
+def verify(task_id, verbose, expected_errors, pi_modules=None):
     with open(os.path.join(TASKS, task_id, "task.yaml"), encoding="utf-8") as f:
         task = yaml.safe_load(f)
     with open(os.path.join(SCRIPTS, task_id + ".yaml"), encoding="utf-8") as f:
@@ -244,6 +291,7 @@ def verify(task_id, verbose, expected_errors):
         shutil.copytree(os.path.join(TASKS, task_id, "repo"), ws)
         tools = {"read": tool_read, "write": tool_write, "edit": tool_edit, "bash": tool_bash}
         summary = []
+        ours = []
         for t, turn in enumerate(turns, 1):
             for c, call in enumerate(turn.get("tool_calls") or [], 1):
                 key = f"{t}.{c}"
@@ -256,6 +304,8 @@ def verify(task_id, verbose, expected_errors):
                     err = False
                 except ToolError as e:
                     out, err = str(e), True
+                ours.append({"key": key, "name": name, "arguments": args, "isError": err,
+                             "text": out.replace(ws, "<WS>")})
                 tag = "ERROR" if err else "ok"
                 if fuzzy:
                     tag += " (fuzzy)"
@@ -271,6 +321,10 @@ def verify(task_id, verbose, expected_errors):
         for name, ok, detail in after:
             if not ok:
                 problems.append(f"check {name!r} fails after the script ({detail})")
+        if pi_modules:
+            pi_ws = os.path.join(tmp, "pi")
+            problems += replay_with_pi(task, pi_modules, ours, pi_ws)
+            problems += compare_trees(ws, pi_ws)
         print(f"{task_id}: {len(turns)} turns; checks before: "
               + ", ".join(f"{n}={'pass' if ok else 'FAIL'}" for n, ok, _ in before)
               + "; after: " + ", ".join(f"{n}={'pass' if ok else 'FAIL'}" for n, ok, _ in after))
@@ -287,6 +341,11 @@ def verify(task_id, verbose, expected_errors):
 def main():
     args = sys.argv[1:]
     verbose = "-v" in args
+    pi_modules = None
+    if "--pi" in args:
+        i = args.index("--pi")
+        pi_modules = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
     ids = [a for a in args if a != "-v"] or sorted(
         d for d in os.listdir(TASKS) if os.path.isfile(os.path.join(TASKS, d, "task.yaml")))
     exp_path = os.path.join(SCRIPTS, "expected_errors.yaml")
@@ -294,7 +353,7 @@ def main():
     if os.path.exists(exp_path):
         with open(exp_path, encoding="utf-8") as f:
             expected = yaml.safe_load(f) or {}
-    ok = all([verify(i, verbose, expected) for i in ids])
+    ok = all([verify(i, verbose, expected, pi_modules) for i in ids])
     print("ALL OK" if ok else "SOME TASKS HAVE PROBLEMS")
     sys.exit(0 if ok else 1)
 
