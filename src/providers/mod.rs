@@ -9,9 +9,10 @@
 
 pub mod anthropic;
 pub mod catalog;
+pub mod config;
 pub mod limiter;
-pub mod retry;
 pub mod openai_chat;
+pub mod retry;
 pub mod sse;
 pub mod transport;
 

@@ -231,7 +231,11 @@ mod tests {
             _: &Context,
             _: &RequestOptions,
         ) -> Result<AssistantMessage, ProviderError> {
-            self.results.lock().unwrap().pop_front().expect("no more results")
+            self.results
+                .lock()
+                .unwrap()
+                .pop_front()
+                .expect("no more results")
         }
     }
 
@@ -263,7 +267,9 @@ mod tests {
     async fn retries_server_errors_then_succeeds() {
         let inner = queue(vec![Err(server_error()), Err(server_error()), Ok(reply())]);
         let retrying = Retrying::new(inner, fast(), None);
-        let out = retrying.complete(&context(), &RequestOptions::default()).await;
+        let out = retrying
+            .complete(&context(), &RequestOptions::default())
+            .await;
         assert!(out.is_ok());
         let stats = retrying.stats();
         assert_eq!(stats.attempts(), 3);
@@ -279,7 +285,9 @@ mod tests {
         };
         let inner = queue(vec![Err(auth.clone()), Ok(reply())]);
         let retrying = Retrying::new(inner, fast(), None);
-        let out = retrying.complete(&context(), &RequestOptions::default()).await;
+        let out = retrying
+            .complete(&context(), &RequestOptions::default())
+            .await;
         assert_eq!(out.unwrap_err(), auth);
         assert_eq!(retrying.stats().retries(), 0);
     }
@@ -288,7 +296,9 @@ mod tests {
     async fn gives_up_after_max_retries() {
         let inner = queue((0..4).map(|_| Err(server_error())).collect());
         let retrying = Retrying::new(inner, fast(), None);
-        let out = retrying.complete(&context(), &RequestOptions::default()).await;
+        let out = retrying
+            .complete(&context(), &RequestOptions::default())
+            .await;
         assert_eq!(out.unwrap_err(), server_error());
         assert_eq!(retrying.stats().attempts(), 4);
     }
@@ -322,7 +332,11 @@ mod tests {
             policy.delay(0, &limited(7), 0.3),
             Some(Duration::from_secs(7))
         );
-        assert_eq!(policy.delay(0, &limited(600), 0.3), None, "too long to wait");
+        assert_eq!(
+            policy.delay(0, &limited(600), 0.3),
+            None,
+            "too long to wait"
+        );
         assert_eq!(
             policy.delay(0, &server_error(), 1.0),
             Some(Duration::from_millis(500))
