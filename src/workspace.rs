@@ -82,7 +82,11 @@ impl Workspace {
     }
 
     /// Copies any fixture folder (what [`Workspace::create`] does with a task's `repo/`).
-    pub fn from_fixture(repo: &Path, prefix: &str, keep: bool) -> Result<Workspace, WorkspaceError> {
+    pub fn from_fixture(
+        repo: &Path,
+        prefix: &str,
+        keep: bool,
+    ) -> Result<Workspace, WorkspaceError> {
         if !repo.is_dir() {
             return Err(WorkspaceError::NoRepo(repo.to_path_buf()));
         }
@@ -188,7 +192,11 @@ fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Entry>) -> io::Resu
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
         let meta = std::fs::symlink_metadata(entry.path())?;
         let kind = meta.file_type();
         if kind.is_symlink() {
@@ -200,7 +208,11 @@ fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Entry>) -> io::Resu
             }
         } else if kind.is_file() && !name.ends_with(".pyc") {
             let bytes = std::fs::read(entry.path())?;
-            let mode = if meta.permissions().mode() & 0o111 != 0 { 0o100755 } else { 0o100644 };
+            let mode = if meta.permissions().mode() & 0o111 != 0 {
+                0o100755
+            } else {
+                0o100644
+            };
             out.insert(rel, Entry::File { bytes, mode });
         }
     }
@@ -218,7 +230,10 @@ fn entry_text(entry: &Entry) -> (Vec<u8>, u32) {
     }
 }
 
-fn diff_snapshots(before: &BTreeMap<String, Entry>, after: &BTreeMap<String, Entry>) -> WorkspaceDiff {
+fn diff_snapshots(
+    before: &BTreeMap<String, Entry>,
+    after: &BTreeMap<String, Entry>,
+) -> WorkspaceDiff {
     let mut diff = WorkspaceDiff::default();
     let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
     paths.sort();
@@ -245,8 +260,16 @@ fn diff_snapshots(before: &BTreeMap<String, Entry>, after: &BTreeMap<String, Ent
         if old_bytes == new_bytes {
             continue;
         }
-        let old_name = if old.is_some() { format!("a/{path}") } else { "/dev/null".to_owned() };
-        let new_name = if new.is_some() { format!("b/{path}") } else { "/dev/null".to_owned() };
+        let old_name = if old.is_some() {
+            format!("a/{path}")
+        } else {
+            "/dev/null".to_owned()
+        };
+        let new_name = if new.is_some() {
+            format!("b/{path}")
+        } else {
+            "/dev/null".to_owned()
+        };
         if is_binary(&old_bytes) || is_binary(&new_bytes) {
             out.push_str(&format!("Binary files {old_name} and {new_name} differ\n"));
             continue;
@@ -281,10 +304,14 @@ mod tests {
     fn fixture() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        write(&repo.join("src/calc.py"), "def add(a, b):\n    return a + b\n");
+        write(
+            &repo.join("src/calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        );
         write(&repo.join("README.md"), "calc\n");
         write(&repo.join("run.sh"), "#!/bin/sh\necho hi\n");
-        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
         symlink("src/calc.py", repo.join("calc_link.py")).unwrap();
         dir
     }
@@ -294,11 +321,25 @@ mod tests {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
         let link = ws.path().join("calc_link.py");
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-        assert_eq!(std::fs::read_link(&link).unwrap(), PathBuf::from("src/calc.py"));
-        let mode = std::fs::metadata(ws.path().join("run.sh")).unwrap().permissions().mode();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            PathBuf::from("src/calc.py")
+        );
+        let mode = std::fs::metadata(ws.path().join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o755);
-        let plain = std::fs::metadata(ws.path().join("README.md")).unwrap().permissions().mode();
+        let plain = std::fs::metadata(ws.path().join("README.md"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(plain & 0o111, 0);
 
         std::fs::write(ws.path().join("src/calc.py"), "changed\n").unwrap();
@@ -323,7 +364,11 @@ mod tests {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
         let root = ws.path();
-        std::fs::write(root.join("src/calc.py"), "def add(a, b):\n    return b + a\n").unwrap();
+        std::fs::write(
+            root.join("src/calc.py"),
+            "def add(a, b):\n    return b + a\n",
+        )
+        .unwrap();
         std::fs::remove_file(root.join("README.md")).unwrap();
         write(&root.join("src/new.py"), "x = 1\ny = 2\n");
         std::fs::write(root.join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
@@ -365,9 +410,16 @@ new file mode 100644
     fn a_mode_change_is_shown() {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
-        std::fs::set_permissions(ws.path().join("README.md"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            ws.path().join("README.md"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let diff = ws.diff().unwrap();
-        assert_eq!(diff.unified, "diff --git a/README.md b/README.md\nold mode 100644\nnew mode 100755\n");
+        assert_eq!(
+            diff.unified,
+            "diff --git a/README.md b/README.md\nold mode 100644\nnew mode 100755\n"
+        );
         assert_eq!(diff.files_changed, 1);
     }
 

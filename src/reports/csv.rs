@@ -10,7 +10,12 @@ use super::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise};
 pub const TOOL_COLUMNS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
 
 /// The columns of `runs.csv` that hold timings (nondeterministic; filter them in snapshots).
-pub const TIMING_COLUMNS: [&str; 4] = ["wall_seconds", "model_seconds", "tool_seconds", "check_seconds"];
+pub const TIMING_COLUMNS: [&str; 4] = [
+    "wall_seconds",
+    "model_seconds",
+    "tool_seconds",
+    "check_seconds",
+];
 
 /// The header of `runs.csv`, in order.
 pub fn runs_columns() -> Vec<String> {
@@ -59,7 +64,15 @@ pub fn runs_columns() -> Vec<String> {
     );
     cols.extend(TIMING_COLUMNS.map(String::from));
     cols.extend(
-        ["diff_files", "diff_lines_added", "diff_lines_removed", "transcript", "diff", "tags"].map(String::from),
+        [
+            "diff_files",
+            "diff_lines_added",
+            "diff_lines_removed",
+            "transcript",
+            "diff",
+            "tags",
+        ]
+        .map(String::from),
     );
     cols
 }
@@ -124,7 +137,11 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
         e.edits_fuzzy.to_string(),
         fmt_ratio(r.edit_failure_rate),
     ]);
-    row.extend(FAILURE_KINDS.iter().map(|k| e.failures.get(*k).copied().unwrap_or(0).to_string()));
+    row.extend(
+        FAILURE_KINDS
+            .iter()
+            .map(|k| e.failures.get(*k).copied().unwrap_or(0).to_string()),
+    );
     row.extend([
         r.tokens.input.to_string(),
         r.tokens.output.to_string(),
@@ -169,7 +186,9 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
         s.count(Outcome::Error).to_string(),
         s.count(Outcome::LimitReached).to_string(),
         fmt_ratio(s.pass_rate()),
-        s.mean_turns().map(|x| format!("{x:.2}")).unwrap_or_default(),
+        s.mean_turns()
+            .map(|x| format!("{x:.2}"))
+            .unwrap_or_default(),
         s.tool_calls.to_string(),
         s.edit_calls.to_string(),
         s.edit_calls_failed.to_string(),
@@ -195,6 +214,8 @@ pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
 }
 
 fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
-    let bytes = w.into_inner().map_err(|e| ::csv::Error::from(e.into_error()))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| ::csv::Error::from(e.into_error()))?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
 }

@@ -10,12 +10,18 @@ use super::{fmt_cost, fmt_ratio, summarise};
 
 /// Escapes a table cell: `|` and newlines would break the row.
 pub fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('|', "\\|").replace(['\r', '\n'], " ")
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
 }
 
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(out, "|{}|", header.iter().map(|_| "---").collect::<Vec<_>>().join("|"));
+    let _ = writeln!(
+        out,
+        "|{}|",
+        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
     for row in rows {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -23,7 +29,8 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
 }
 
 fn percent(x: Option<f64>) -> String {
-    x.map(|x| format!("{:.1}%", x * 100.0)).unwrap_or_else(|| "–".to_owned())
+    x.map(|x| format!("{:.1}%", x * 100.0))
+        .unwrap_or_else(|| "–".to_owned())
 }
 
 /// `summary.md` for records already in report order.
@@ -35,7 +42,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     let _ = writeln!(out, "# Harness results\n");
     let _ = writeln!(
         out,
-        "{} run{} of {} task{} with {} provider/model pair{}: {} passed, {} failed, {} diverged, {} error, {} limit reached.\n",
+        "{} run{} of {} task{} with {} provider/model pair{}: {} passed, {} failed, {} diverged, {} errored, {} limit reached.\n",
         records.len(),
         if records.len() == 1 { "" } else { "s" },
         tasks.len(),
@@ -63,14 +70,18 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 s.count(Outcome::Error).to_string(),
                 s.count(Outcome::LimitReached).to_string(),
                 percent(s.pass_rate()),
-                s.mean_turns().map(|x| format!("{x:.1}")).unwrap_or_default(),
+                s.mean_turns()
+                    .map(|x| format!("{x:.1}"))
+                    .unwrap_or_default(),
                 s.edit_calls.to_string(),
                 percent(s.edit_failure_rate()),
                 s.input_tokens.to_string(),
                 s.output_tokens.to_string(),
                 s.cache_read_tokens.to_string(),
                 s.cache_write_tokens.to_string(),
-                s.cost.map(|c| format!("${}", fmt_cost(Some(c)))).unwrap_or_else(|| "–".to_owned()),
+                s.cost
+                    .map(|c| format!("${}", fmt_cost(Some(c))))
+                    .unwrap_or_else(|| "–".to_owned()),
             ]
         })
         .collect();
@@ -109,14 +120,27 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 r.outcome.name().to_owned(),
                 format!("{}/{}", r.checks_passed, r.checks_total),
                 r.turns.to_string(),
-                format!("{}/{}", r.edits.calls - r.edits.calls_failed, r.edits.calls_failed),
+                format!(
+                    "{}/{}",
+                    r.edits.calls - r.edits.calls_failed,
+                    r.edits.calls_failed
+                ),
                 r.reason.clone(),
             ]
         })
         .collect();
     table(
         &mut out,
-        &["task", "provider/model", "epoch", "outcome", "checks", "turns", "edits ok/failed", "reason"],
+        &[
+            "task",
+            "provider/model",
+            "epoch",
+            "outcome",
+            "checks",
+            "turns",
+            "edits ok/failed",
+            "reason",
+        ],
         &rows,
     );
 
@@ -153,9 +177,13 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     let failures: Vec<Vec<String>> = summaries
         .iter()
         .flat_map(|s| {
-            s.edit_failures
-                .iter()
-                .map(move |(kind, n)| vec![format!("{}/{}", s.provider, s.model), kind.clone(), n.to_string()])
+            s.edit_failures.iter().map(move |(kind, n)| {
+                vec![
+                    format!("{}/{}", s.provider, s.model),
+                    kind.clone(),
+                    n.to_string(),
+                ]
+            })
         })
         .collect();
     if failures.is_empty() {

@@ -82,15 +82,28 @@ pub struct RunArtifacts<'a> {
 /// Writes `runs.csv`, `summary.csv` and `summary.md` for `records`, and a run folder for each of
 /// `artifacts` (the runner may instead write run folders as runs finish, with
 /// [`write_run_artifacts`], and pass no artifacts here).
-pub fn write_report(dir: &Path, records: &[RunRecord], artifacts: &[RunArtifacts<'_>]) -> Result<ReportPaths, ReportError> {
+pub fn write_report(
+    dir: &Path,
+    records: &[RunRecord],
+    artifacts: &[RunArtifacts<'_>],
+) -> Result<ReportPaths, ReportError> {
     create_dir(dir)?;
     let sorted = sorted(records);
     let runs_csv = dir.join("runs.csv");
-    write_file(&runs_csv, csv::runs_csv(&sorted).map_err(|source| ReportError::Csv { path: runs_csv.clone(), source })?)?;
+    write_file(
+        &runs_csv,
+        csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
+            path: runs_csv.clone(),
+            source,
+        })?,
+    )?;
     let summary_csv = dir.join("summary.csv");
     write_file(
         &summary_csv,
-        csv::summary_csv(&sorted).map_err(|source| ReportError::Csv { path: summary_csv.clone(), source })?,
+        csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
+            path: summary_csv.clone(),
+            source,
+        })?,
     )?;
     let summary_md = dir.join("summary.md");
     write_file(&summary_md, markdown::summary_md(&sorted))?;
@@ -109,34 +122,54 @@ pub fn write_report(dir: &Path, records: &[RunRecord], artifacts: &[RunArtifacts
 
 /// Writes one run's folder (`transcript.md`, `transcript.json`, `diff.patch`) under `dir`, at the
 /// paths its record names; returns the folder.
-pub fn write_run_artifacts(dir: &Path, artifacts: &RunArtifacts<'_>) -> Result<PathBuf, ReportError> {
+pub fn write_run_artifacts(
+    dir: &Path,
+    artifacts: &RunArtifacts<'_>,
+) -> Result<PathBuf, ReportError> {
     let record = artifacts.record;
     let run_dir = dir.join(record.run_dir());
     create_dir(&run_dir)?;
-    write_file(&dir.join(&record.transcript_path), transcript::transcript_md(artifacts))?;
+    write_file(
+        &dir.join(&record.transcript_path),
+        transcript::transcript_md(artifacts),
+    )?;
     let json_path = run_dir.join("transcript.json");
-    let json = transcript::transcript_json(artifacts).map_err(|source| ReportError::Json { path: json_path.clone(), source })?;
+    let json = transcript::transcript_json(artifacts).map_err(|source| ReportError::Json {
+        path: json_path.clone(),
+        source,
+    })?;
     write_file(&json_path, json)?;
     write_file(&dir.join(&record.diff_path), artifacts.diff.unified.clone())?;
     Ok(run_dir)
 }
 
 fn create_dir(dir: &Path) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io { path: dir.to_path_buf(), source })
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 fn write_file(path: &Path, text: String) -> Result<(), ReportError> {
     if let Some(parent) = path.parent() {
         create_dir(parent)?;
     }
-    std::fs::write(path, text).map_err(|source| ReportError::Io { path: path.to_path_buf(), source })
+    std::fs::write(path, text).map_err(|source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Records in report order: task, provider, model, epoch.
 pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
     let mut out: Vec<&RunRecord> = records.iter().collect();
     out.sort_by(|a, b| {
-        (&a.task_id, &a.provider, &a.model, a.epoch).cmp(&(&b.task_id, &b.provider, &b.model, b.epoch))
+        (&a.task_id, &a.provider, &a.model, a.epoch).cmp(&(
+            &b.task_id,
+            &b.provider,
+            &b.model,
+            b.epoch,
+        ))
     });
     out
 }

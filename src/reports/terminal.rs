@@ -43,11 +43,24 @@ pub fn short_duration(d: Duration) -> String {
 /// The aligned summary table of `records` plus a totals line; ANSI colours when `color`.
 pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     let records = sorted(records);
-    let header = ["task", "provider/model", "outcome", "checks", "turns", "edits ok/failed", "tokens", "time"];
+    let header = [
+        "task",
+        "provider/model",
+        "outcome",
+        "checks",
+        "turns",
+        "edits ok/failed",
+        "tokens",
+        "time",
+    ];
     let rows: Vec<(Outcome, [String; 8])> = records
         .iter()
         .map(|r| {
-            let task = if r.epoch > 1 { format!("{} #{}", r.task_id, r.epoch) } else { r.task_id.clone() };
+            let task = if r.epoch > 1 {
+                format!("{} #{}", r.task_id, r.epoch)
+            } else {
+                r.task_id.clone()
+            };
             (
                 r.outcome,
                 [
@@ -56,7 +69,11 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
                     r.outcome.name().to_owned(),
                     format!("{}/{}", r.checks_passed, r.checks_total),
                     r.turns.to_string(),
-                    format!("{}/{}", r.edits.calls - r.edits.calls_failed, r.edits.calls_failed),
+                    format!(
+                        "{}/{}",
+                        r.edits.calls - r.edits.calls_failed,
+                        r.edits.calls_failed
+                    ),
                     short_count(r.tokens.total),
                     short_duration(r.wall_time),
                 ],
@@ -73,7 +90,11 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     let right = [false, false, false, true, true, true, true, true];
     let pad = |text: &str, i: usize| {
         let fill = " ".repeat(widths[i] - text.chars().count());
-        if right[i] { format!("{fill}{text}") } else { format!("{text}{fill}") }
+        if right[i] {
+            format!("{fill}{text}")
+        } else {
+            format!("{text}{fill}")
+        }
     };
     let mut out = String::new();
     let head: Vec<String> = header.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
@@ -90,7 +111,11 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
             .enumerate()
             .map(|(i, c)| {
                 let padded = pad(c, i);
-                if color && i == 2 { format!("{}{padded}{RESET}", colour(*outcome)) } else { padded }
+                if color && i == 2 {
+                    format!("{}{padded}{RESET}", colour(*outcome))
+                } else {
+                    padded
+                }
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());
@@ -99,9 +124,17 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let tokens: u64 = records.iter().map(|r| r.tokens.total).sum();
     let wall: Duration = records.iter().map(|r| r.wall_time).sum();
-    let cost: Option<f64> = records.iter().filter_map(|r| r.cost).fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c));
+    let cost: Option<f64> = records
+        .iter()
+        .filter_map(|r| r.cost)
+        .fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c));
     let mut parts = vec![format!("{} passed", count(Outcome::Passed))];
-    for outcome in [Outcome::Failed, Outcome::Diverged, Outcome::Error, Outcome::LimitReached] {
+    for outcome in [
+        Outcome::Failed,
+        Outcome::Diverged,
+        Outcome::Error,
+        Outcome::LimitReached,
+    ] {
         let n = count(outcome);
         if n > 0 {
             parts.push(format!("{n} {}", outcome.name().replace('_', " ")));

@@ -5,11 +5,21 @@ use serde_json::json;
 
 use super::*;
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
-use crate::conversation::{AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage, Usage, UserContent};
+use crate::conversation::{
+    AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserContent,
+};
 use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
-fn rec(task: &str, provider: &str, model: &str, epoch: u32, outcome: Outcome, reason: &str) -> RunRecord {
+fn rec(
+    task: &str,
+    provider: &str,
+    model: &str,
+    epoch: u32,
+    outcome: Outcome,
+    reason: &str,
+) -> RunRecord {
     let dir = run_dir(task, provider, model, epoch);
     RunRecord {
         task_id: task.into(),
@@ -30,9 +40,14 @@ fn rec(task: &str, provider: &str, model: &str, epoch: u32, outcome: Outcome, re
         checks_passed: u32::from(outcome == Outcome::Passed),
         checks_total: 1,
         turns: 5,
-        tool_calls: [("read".to_owned(), 3), ("edit".to_owned(), 3), ("bash".to_owned(), 2), ("mystery".to_owned(), 1)]
-            .into_iter()
-            .collect(),
+        tool_calls: [
+            ("read".to_owned(), 3),
+            ("edit".to_owned(), 3),
+            ("bash".to_owned(), 2),
+            ("mystery".to_owned(), 1),
+        ]
+        .into_iter()
+        .collect(),
         tool_errors: 2,
         edits: EditStats {
             calls: 3,
@@ -65,17 +80,52 @@ fn rec(task: &str, provider: &str, model: &str, epoch: u32, outcome: Outcome, re
 }
 
 fn records() -> Vec<RunRecord> {
-    let mut no_edits = rec("rs-add-flag", "openai", "gpt-x", 1, Outcome::LimitReached, "turns limit reached; 0/1 checks passed");
+    let mut no_edits = rec(
+        "rs-add-flag",
+        "openai",
+        "gpt-x",
+        1,
+        Outcome::LimitReached,
+        "turns limit reached; 0/1 checks passed",
+    );
     no_edits.edits = EditStats::default();
     no_edits.edit_failure_rate = None;
     no_edits.tool_calls = BTreeMap::new();
     no_edits.cost = None;
     no_edits.stop = "limit: turns".into();
     vec![
-        rec("py-fix-median", "openai", "gpt-x", 1, Outcome::Failed, "check 'unit tests' failed: exit 1 | see log"),
-        rec("py-fix-median", "anthropic", "claude-y", 2, Outcome::Passed, "all 1 checks passed"),
-        rec("py-fix-median", "anthropic", "claude-y", 1, Outcome::Passed, "all 1 checks passed"),
-        rec("rs-add-flag", "anthropic", "claude-y", 1, Outcome::Diverged, "diverged: turn 2: tool result differs"),
+        rec(
+            "py-fix-median",
+            "openai",
+            "gpt-x",
+            1,
+            Outcome::Failed,
+            "check 'unit tests' failed: exit 1 | see log",
+        ),
+        rec(
+            "py-fix-median",
+            "anthropic",
+            "claude-y",
+            2,
+            Outcome::Passed,
+            "all 1 checks passed",
+        ),
+        rec(
+            "py-fix-median",
+            "anthropic",
+            "claude-y",
+            1,
+            Outcome::Passed,
+            "all 1 checks passed",
+        ),
+        rec(
+            "rs-add-flag",
+            "anthropic",
+            "claude-y",
+            1,
+            Outcome::Diverged,
+            "diverged: turn 2: tool result differs",
+        ),
         no_edits,
     ]
 }
@@ -84,7 +134,9 @@ fn records() -> Vec<RunRecord> {
 fn without_timings(csv_text: &str) -> String {
     let mut reader = ::csv::Reader::from_reader(csv_text.as_bytes());
     let header = reader.headers().unwrap().clone();
-    let keep: Vec<usize> = (0..header.len()).filter(|i| !csv::TIMING_COLUMNS.contains(&&header[*i])).collect();
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|i| !csv::TIMING_COLUMNS.contains(&&header[*i]))
+        .collect();
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record(keep.iter().map(|i| &header[*i])).unwrap();
     for row in reader.records() {
@@ -102,7 +154,13 @@ fn runs_csv_snapshot() {
     let width = csv::runs_columns().len();
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     assert_eq!(reader.headers().unwrap().len(), width);
-    assert_eq!(reader.records().map(|r| r.unwrap().len()).collect::<Vec<_>>(), vec![width; 5]);
+    assert_eq!(
+        reader
+            .records()
+            .map(|r| r.unwrap().len())
+            .collect::<Vec<_>>(),
+        vec![width; 5]
+    );
     insta::assert_snapshot!(without_timings(&text));
 }
 
@@ -137,7 +195,10 @@ fn summary_md_does_not_depend_on_record_order() {
     let records = records();
     let mut reversed = records.clone();
     reversed.reverse();
-    assert_eq!(markdown::summary_md(&sorted(&records)), markdown::summary_md(&sorted(&reversed)));
+    assert_eq!(
+        markdown::summary_md(&sorted(&records)),
+        markdown::summary_md(&sorted(&reversed))
+    );
 }
 
 #[test]
@@ -151,7 +212,10 @@ fn the_columns_doc_lists_every_column_in_order() {
             .collect()
     };
     assert_eq!(documented("runs.csv"), csv::runs_columns());
-    assert_eq!(documented("summary.csv"), csv::SUMMARY_COLUMNS.map(String::from).to_vec());
+    assert_eq!(
+        documented("summary.csv"),
+        csv::SUMMARY_COLUMNS.map(String::from).to_vec()
+    );
 }
 
 #[test]
@@ -163,7 +227,9 @@ fn terminal_summary_is_aligned_and_colour_is_optional() {
     let coloured = render_terminal_summary(&records, true);
     assert!(coloured.contains("\x1b[32mpassed"));
     assert!(coloured.contains("\x1b[31mfailed"));
-    let stripped = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap().replace_all(&coloured, "");
+    let stripped = regex::Regex::new("\x1b\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&coloured, "");
     assert_eq!(stripped, plain);
 }
 
@@ -282,16 +348,44 @@ fn write_report_writes_every_file() {
     }];
     let paths = write_report(&out, &records, &artifacts).unwrap();
     assert_eq!(paths.runs_csv, out.join("runs.csv"));
-    assert_eq!(std::fs::read_to_string(&paths.runs_csv).unwrap().lines().count(), 6);
-    assert_eq!(std::fs::read_to_string(&paths.summary_csv).unwrap().lines().count(), 3);
-    assert!(std::fs::read_to_string(&paths.summary_md).unwrap().starts_with("# Harness results"));
+    assert_eq!(
+        std::fs::read_to_string(&paths.runs_csv)
+            .unwrap()
+            .lines()
+            .count(),
+        6
+    );
+    assert_eq!(
+        std::fs::read_to_string(&paths.summary_csv)
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+    assert!(
+        std::fs::read_to_string(&paths.summary_md)
+            .unwrap()
+            .starts_with("# Harness results")
+    );
     let run_dir = out.join("runs/py-fix-median--anthropic--claude-y--e2");
     assert_eq!(paths.run_dirs, vec![run_dir.clone()]);
-    assert_eq!(std::fs::read_to_string(run_dir.join("diff.patch")).unwrap(), "diff --git a/x b/x\n");
-    assert!(std::fs::read_to_string(run_dir.join("transcript.md")).unwrap().contains("## Assistant (turn 2)"));
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("transcript.json")).unwrap()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("diff.patch")).unwrap(),
+        "diff --git a/x b/x\n"
+    );
+    assert!(
+        std::fs::read_to_string(run_dir.join("transcript.md"))
+            .unwrap()
+            .contains("## Assistant (turn 2)")
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("transcript.json")).unwrap())
+            .unwrap();
     assert_eq!(json["messages"].as_array().unwrap().len(), 4);
-    assert_eq!(json["tool_calls"][0]["result"]["edit"]["failure"]["kind"], "not_found");
+    assert_eq!(
+        json["tool_calls"][0]["result"]["edit"]["failure"]["kind"],
+        "not_found"
+    );
     assert_eq!(json["messages"][2]["content"][0], serde_json::to_value(Content::text(
         "Could not find the exact text in calc.py. The old text must match exactly including all whitespace and newlines."
     )).unwrap());

@@ -34,7 +34,9 @@ fn contents_text(content: &[Content]) -> String {
         .iter()
         .map(|c| match c {
             Content::Text { text } => text.clone(),
-            Content::Image { mime_type, data } => format!("[image {mime_type}, {} base64 bytes]", data.len()),
+            Content::Image { mime_type, data } => {
+                format!("[image {mime_type}, {} base64 bytes]", data.len())
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -44,7 +46,11 @@ fn contents_text(content: &[Content]) -> String {
 pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
     let r = a.record;
     let mut out = String::new();
-    let _ = writeln!(out, "# {} — {}/{} (epoch {})\n", r.task_id, r.provider, r.model, r.epoch);
+    let _ = writeln!(
+        out,
+        "# {} — {}/{} (epoch {})\n",
+        r.task_id, r.provider, r.model, r.epoch
+    );
     let _ = writeln!(out, "- outcome: **{}** — {}", r.outcome.name(), r.reason);
     let _ = writeln!(out, "- stop: {}", r.stop);
     let _ = writeln!(
@@ -63,7 +69,12 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
     if let Some(system) = a.system_prompt {
         let _ = writeln!(out, "## System prompt\n\n{}", fenced("text", system));
     }
-    let records: HashMap<&str, &ToolCallRecord> = a.run.tool_calls.iter().map(|t| (t.call.id.as_str(), t)).collect();
+    let records: HashMap<&str, &ToolCallRecord> = a
+        .run
+        .tool_calls
+        .iter()
+        .map(|t| (t.call.id.as_str(), t))
+        .collect();
     let mut turn = 0;
     for message in &a.run.messages {
         match message {
@@ -79,19 +90,29 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
                 let _ = writeln!(out, "## Assistant (turn {turn})\n");
                 for block in &reply.content {
                     match block {
-                        AssistantBlock::Thinking { thinking, redacted, .. } => {
+                        AssistantBlock::Thinking {
+                            thinking, redacted, ..
+                        } => {
                             if *redacted {
                                 let _ = writeln!(out, "**Thinking** (redacted)\n");
                             } else {
-                                let _ = writeln!(out, "**Thinking**\n\n{}", fenced("text", thinking));
+                                let _ =
+                                    writeln!(out, "**Thinking**\n\n{}", fenced("text", thinking));
                             }
                         }
                         AssistantBlock::Text { text, .. } => {
                             let _ = writeln!(out, "{}", fenced("text", text));
                         }
                         AssistantBlock::ToolCall(call) => {
-                            let args = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
-                            let _ = writeln!(out, "**Tool call** `{}` (`{}`)\n\n{}", call.name, call.id, fenced("json", &args));
+                            let args =
+                                serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "**Tool call** `{}` (`{}`)\n\n{}",
+                                call.name,
+                                call.id,
+                                fenced("json", &args)
+                            );
                         }
                     }
                 }
@@ -100,15 +121,31 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
                 }
                 let _ = writeln!(
                     out,
-                    "_stop reason: {:?}; tokens: {} in, {} out_\n",
-                    reply.stop_reason, reply.usage.input, reply.usage.output
+                    "_stop reason: {}; tokens: {} in, {} out_\n",
+                    serde_json::to_value(reply.stop_reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    reply.usage.input,
+                    reply.usage.output
                 );
             }
             Message::ToolResult(result) => {
-                let flag = if result.is_error { " — **error**" } else { "" };
-                let _ = writeln!(out, "### Tool result `{}` (`{}`){flag}\n", result.tool_name, result.tool_call_id);
+                let flag = if result.is_error {
+                    " — **error**"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "### Tool result `{}` (`{}`){flag}\n",
+                    result.tool_name, result.tool_call_id
+                );
                 let _ = writeln!(out, "{}", fenced("text", &contents_text(&result.content)));
-                if let Some(edit) = records.get(result.tool_call_id.as_str()).and_then(|t| t.result.edit.as_ref()) {
+                if let Some(edit) = records
+                    .get(result.tool_call_id.as_str())
+                    .and_then(|t| t.result.edit.as_ref())
+                {
                     let tiers: Vec<&str> = edit
                         .tiers
                         .iter()
@@ -117,8 +154,16 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
                             crate::tools::MatchTier::Fuzzy => "fuzzy",
                         })
                         .collect();
-                    let failure = edit.failure.map(|f| format!("; failure: {}", f.name())).unwrap_or_default();
-                    let _ = writeln!(out, "_edit: strategy {}; located: [{}]{failure}_\n", edit.strategy, tiers.join(", "));
+                    let failure = edit
+                        .failure
+                        .map(|f| format!("; failure: {}", f.name()))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "_edit: strategy {}; located: [{}]{failure}_\n",
+                        edit.strategy,
+                        tiers.join(", ")
+                    );
                 }
             }
         }
@@ -130,7 +175,12 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
     let _ = writeln!(out, "## Checks\n");
     for check in &r.checks {
         let mark = if check.passed { "pass" } else { "FAIL" };
-        let _ = writeln!(out, "- **{mark}** {}\n\n{}", check.name, fenced("text", &check.detail));
+        let _ = writeln!(
+            out,
+            "- **{mark}** {}\n\n{}",
+            check.name,
+            fenced("text", &check.detail)
+        );
     }
     let _ = writeln!(
         out,

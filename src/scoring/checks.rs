@@ -33,7 +33,11 @@ pub struct CheckResult {
 }
 
 /// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest).
-pub async fn run_checks(task: &Task, workspace: &Path, env: &[(String, String)]) -> Vec<CheckResult> {
+pub async fn run_checks(
+    task: &Task,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(task.checks.len());
     for check in &task.checks {
         results.push(run_check(check, workspace, env).await);
@@ -167,8 +171,22 @@ async fn read_tail<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
 fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
     let exists = std::fs::symlink_metadata(full).is_ok();
     match assert {
-        FileAssert::Exists(true) => (exists, if exists { format!("{shown} exists") } else { format!("{shown} does not exist") }),
-        FileAssert::Exists(false) => (!exists, if exists { format!("{shown} exists but must not") } else { format!("{shown} does not exist") }),
+        FileAssert::Exists(true) => (
+            exists,
+            if exists {
+                format!("{shown} exists")
+            } else {
+                format!("{shown} does not exist")
+            },
+        ),
+        FileAssert::Exists(false) => (
+            !exists,
+            if exists {
+                format!("{shown} exists but must not")
+            } else {
+                format!("{shown} does not exist")
+            },
+        ),
         FileAssert::Contains(text) | FileAssert::NotContains(text) => {
             let want = matches!(assert, FileAssert::Contains(_));
             match std::fs::read(full) {
@@ -192,7 +210,15 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
             };
             let wanted = match std::fs::read(expected) {
                 Ok(bytes) => bytes,
-                Err(err) => return (false, format!("cannot read the expected file {}: {err}", expected.display())),
+                Err(err) => {
+                    return (
+                        false,
+                        format!(
+                            "cannot read the expected file {}: {err}",
+                            expected.display()
+                        ),
+                    );
+                }
             };
             if actual == wanted {
                 return (true, format!("{shown} equals the expected file"));
@@ -206,7 +232,10 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
             .header("expected", shown)
             .to_string();
             let short: String = diff.chars().take(OUTPUT_TAIL_BYTES).collect();
-            (false, format!("{shown} differs from the expected file\n{short}"))
+            (
+                false,
+                format!("{shown} differs from the expected file\n{short}"),
+            )
         }
     }
 }
@@ -217,7 +246,9 @@ mod tests {
     use crate::tasks::{Check, CheckKind, FileAssert};
 
     fn env() -> Vec<(String, String)> {
-        std::env::vars().filter(|(k, _)| k == "PATH" || k == "HOME").collect()
+        std::env::vars()
+            .filter(|(k, _)| k == "PATH" || k == "HOME")
+            .collect()
     }
 
     fn command(run: &str, expect_exit: i32, timeout: Duration) -> Check {
@@ -235,19 +266,45 @@ mod tests {
     async fn a_command_check_passes_on_the_expected_exit_and_runs_in_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("marker.txt"), "here").unwrap();
-        let ok = run_check(&command("test -f marker.txt && echo found", 0, Duration::from_secs(10)), dir.path(), &env()).await;
+        let ok = run_check(
+            &command(
+                "test -f marker.txt && echo found",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
         assert!(ok.passed, "{}", ok.detail);
         assert!(ok.detail.contains("found"), "{}", ok.detail);
-        let three = run_check(&command("exit 3", 3, Duration::from_secs(10)), dir.path(), &env()).await;
+        let three = run_check(
+            &command("exit 3", 3, Duration::from_secs(10)),
+            dir.path(),
+            &env(),
+        )
+        .await;
         assert!(three.passed, "{}", three.detail);
     }
 
     #[tokio::test]
     async fn a_command_check_fails_on_another_exit_and_keeps_the_output() {
         let dir = tempfile::tempdir().unwrap();
-        let r = run_check(&command("echo out; echo oops >&2; exit 1", 0, Duration::from_secs(10)), dir.path(), &env()).await;
+        let r = run_check(
+            &command(
+                "echo out; echo oops >&2; exit 1",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
         assert!(!r.passed);
-        assert_eq!(r.detail, "exit 1 (expected 0)\n--- stdout ---\nout\n--- stderr ---\noops");
+        assert_eq!(
+            r.detail,
+            "exit 1 (expected 0)\n--- stdout ---\nout\n--- stderr ---\noops"
+        );
     }
 
     #[tokio::test]
@@ -255,7 +312,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut env = env();
         env.push(("HARNESS_CHECK_VAR".into(), "yes".into()));
-        let r = run_check(&command("test \"$HARNESS_CHECK_VAR\" = yes && test -z \"$CARGO_PKG_NAME\"", 0, Duration::from_secs(10)), dir.path(), &env).await;
+        let r = run_check(
+            &command(
+                "test \"$HARNESS_CHECK_VAR\" = yes && test -z \"$CARGO_PKG_NAME\"",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env,
+        )
+        .await;
         assert!(r.passed, "{}", r.detail);
     }
 
@@ -264,20 +330,46 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
         // The background sleep holds the pipes open; only killing the group ends it.
-        let r = run_check(&command("sleep 30 & sleep 30; echo never", 0, Duration::from_millis(300)), dir.path(), &env()).await;
+        let r = run_check(
+            &command(
+                "sleep 30 & sleep 30; echo never",
+                0,
+                Duration::from_millis(300),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
         assert!(!r.passed);
-        assert!(r.detail.starts_with("timed out after 300ms"), "{}", r.detail);
+        assert!(
+            r.detail.starts_with("timed out after 300ms"),
+            "{}",
+            r.detail
+        );
         assert!(!r.detail.contains("never"));
-        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test]
     async fn long_output_keeps_only_the_tail() {
         let dir = tempfile::tempdir().unwrap();
-        let r = run_check(&command("seq 1 20000", 0, Duration::from_secs(10)), dir.path(), &env()).await;
+        let r = run_check(
+            &command("seq 1 20000", 0, Duration::from_secs(10)),
+            dir.path(),
+            &env(),
+        )
+        .await;
         assert!(r.passed);
         assert!(r.detail.contains("earlier output cut"));
-        assert!(r.detail.ends_with("19999\n20000"), "{}", &r.detail[r.detail.len() - 40..]);
+        assert!(
+            r.detail.ends_with("19999\n20000"),
+            "{}",
+            &r.detail[r.detail.len() - 40..]
+        );
         assert!(r.detail.len() < OUTPUT_TAIL_BYTES + 200);
     }
 
@@ -303,15 +395,38 @@ mod tests {
             (file("a.txt", FileAssert::Contains("moon".into())), false),
             (file("b.txt", FileAssert::Contains("moon".into())), false),
             (file("a.txt", FileAssert::NotContains("moon".into())), true),
-            (file("a.txt", FileAssert::NotContains("world".into())), false),
-            (file("a.txt", FileAssert::EqualsFile(dir.path().join("expected.txt"))), true),
-            (file("other.txt", FileAssert::EqualsFile(dir.path().join("expected.txt"))), false),
+            (
+                file("a.txt", FileAssert::NotContains("world".into())),
+                false,
+            ),
+            (
+                file(
+                    "a.txt",
+                    FileAssert::EqualsFile(dir.path().join("expected.txt")),
+                ),
+                true,
+            ),
+            (
+                file(
+                    "other.txt",
+                    FileAssert::EqualsFile(dir.path().join("expected.txt")),
+                ),
+                false,
+            ),
         ];
         for (check, want) in cases {
             let r = run_check(&check, dir.path(), &[]).await;
             assert_eq!(r.passed, want, "{check:?}: {}", r.detail);
         }
-        let r = run_check(&file("other.txt", FileAssert::EqualsFile(dir.path().join("expected.txt"))), dir.path(), &[]).await;
+        let r = run_check(
+            &file(
+                "other.txt",
+                FileAssert::EqualsFile(dir.path().join("expected.txt")),
+            ),
+            dir.path(),
+            &[],
+        )
+        .await;
         assert!(r.detail.contains("-hello world\n+bye"), "{}", r.detail);
     }
 }

@@ -259,10 +259,21 @@ impl RunRecord {
 pub fn run_dir(task: &str, provider: &str, model: &str, epoch: u32) -> String {
     let clean = |s: &str| -> String {
         s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     };
-    format!("runs/{}--{}--{}--e{epoch}", clean(task), clean(provider), clean(model))
+    format!(
+        "runs/{}--{}--{}--e{epoch}",
+        clean(task),
+        clean(provider),
+        clean(model)
+    )
 }
 
 /// How the agent loop stopped, in words.
@@ -271,12 +282,20 @@ pub fn stop_label(stop: &StopCause) -> String {
         StopCause::Completed => "completed".to_owned(),
         StopCause::Limit(kind) => format!("limit: {}", kind.name()),
         StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
-        StopCause::Provider(err) => format!("provider error ({}): {}", err.kind(), first_line(&err.to_string())),
+        StopCause::Provider(err) => format!(
+            "provider error ({}): {}",
+            err.kind(),
+            first_line(&err.to_string())
+        ),
     }
 }
 
 fn first_line(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
     if line.chars().count() > 200 {
         format!("{}…", line.chars().take(200).collect::<String>())
     } else {
@@ -301,17 +320,25 @@ pub fn decide_outcome(
     let passed = checks.iter().filter(|c| c.passed).count();
     let total = checks.len();
     if let Some(divergence) = divergence {
-        return (Outcome::Diverged, format!("diverged: {}", first_line(divergence)));
+        return (
+            Outcome::Diverged,
+            format!("diverged: {}", first_line(divergence)),
+        );
     }
     if let Some(error) = error {
         return (Outcome::Error, format!("error: {}", first_line(error)));
     }
     match stop {
-        StopCause::Provider(_) | StopCause::ModelError(_) => return (Outcome::Error, stop_label(stop)),
+        StopCause::Provider(_) | StopCause::ModelError(_) => {
+            return (Outcome::Error, stop_label(stop));
+        }
         StopCause::Limit(kind) => {
             return (
                 Outcome::LimitReached,
-                format!("{} limit reached; {passed}/{total} checks passed", kind.name()),
+                format!(
+                    "{} limit reached; {passed}/{total} checks passed",
+                    kind.name()
+                ),
             );
         }
         StopCause::Completed => {}
@@ -328,19 +355,38 @@ pub fn decide_outcome(
     let reason = if failed.len() == 1 {
         format!("check '{}' failed: {why}", first.name)
     } else {
-        format!("{} of {total} checks failed; first '{}': {why}", failed.len(), first.name)
+        format!(
+            "{} of {total} checks failed; first '{}': {why}",
+            failed.len(),
+            first.name
+        )
     };
     (Outcome::Failed, reason)
 }
 
 /// Builds the record of one run.
-pub fn score(task: &Task, run: &AgentRun, checks: Vec<CheckResult>, diff: &WorkspaceDiff, ctx: ScoreInputs) -> RunRecord {
-    let (outcome, reason) = decide_outcome(ctx.divergence.as_deref(), ctx.error.as_deref(), &run.stop, &checks);
-    let detail = ctx.divergence.clone().or_else(|| ctx.error.clone()).or_else(|| match &run.stop {
-        StopCause::ModelError(m) => Some(m.clone()),
-        StopCause::Provider(e) => Some(e.to_string()),
-        _ => None,
-    });
+pub fn score(
+    task: &Task,
+    run: &AgentRun,
+    checks: Vec<CheckResult>,
+    diff: &WorkspaceDiff,
+    ctx: ScoreInputs,
+) -> RunRecord {
+    let (outcome, reason) = decide_outcome(
+        ctx.divergence.as_deref(),
+        ctx.error.as_deref(),
+        &run.stop,
+        &checks,
+    );
+    let detail = ctx
+        .divergence
+        .clone()
+        .or_else(|| ctx.error.clone())
+        .or_else(|| match &run.stop {
+            StopCause::ModelError(m) => Some(m.clone()),
+            StopCause::Provider(e) => Some(e.to_string()),
+            _ => None,
+        });
     let mut tool_calls = BTreeMap::new();
     for record in &run.tool_calls {
         *tool_calls.entry(record.call.name.clone()).or_insert(0u32) += 1;

@@ -7,13 +7,19 @@ use crate::agent::{LimitKind, Limits};
 use crate::conversation::{Content, Message, ToolCall, UserContent};
 use crate::providers::ProviderError;
 use crate::tasks::{Check, CheckKind, FileAssert};
-use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolOutput, ToolResult, ToolSetSpec};
+use crate::tools::{
+    EditFailure, EditReport, MatchTier, ToolError, ToolOutput, ToolResult, ToolSetSpec,
+};
 
 fn check(name: &str, passed: bool) -> CheckResult {
     CheckResult {
         name: name.into(),
         passed,
-        detail: if passed { "exit 0 (expected 0)".into() } else { "exit 1 (expected 0)\n--- stdout ---\nFAILED".into() },
+        detail: if passed {
+            "exit 0 (expected 0)".into()
+        } else {
+            "exit 1 (expected 0)\n--- stdout ---\nFAILED".into()
+        },
         duration: Duration::from_millis(250),
     }
 }
@@ -108,8 +114,16 @@ fn divergence_wins_over_everything() {
 
 #[test]
 fn a_runner_error_is_an_error() {
-    let (outcome, reason) = decide_outcome(None, Some("cassette not found: x.yaml"), &StopCause::Completed, &[check("a", true)]);
-    assert_eq!((outcome, reason.as_str()), (Outcome::Error, "error: cassette not found: x.yaml"));
+    let (outcome, reason) = decide_outcome(
+        None,
+        Some("cassette not found: x.yaml"),
+        &StopCause::Completed,
+        &[check("a", true)],
+    );
+    assert_eq!(
+        (outcome, reason.as_str()),
+        (Outcome::Error, "error: cassette not found: x.yaml")
+    );
 }
 
 #[test]
@@ -120,27 +134,69 @@ fn a_provider_failure_that_stopped_the_loop_is_an_error() {
     });
     let (outcome, reason) = decide_outcome(None, None, &stop, &[check("a", true)]);
     assert_eq!(outcome, Outcome::Error);
-    assert_eq!(reason, "provider error (overloaded): provider overloaded (529): Overloaded");
-    let (outcome, _) = decide_outcome(None, None, &StopCause::ModelError("refused".into()), &[check("a", true)]);
+    assert_eq!(
+        reason,
+        "provider error (overloaded): provider overloaded (529): Overloaded"
+    );
+    let (outcome, _) = decide_outcome(
+        None,
+        None,
+        &StopCause::ModelError("refused".into()),
+        &[check("a", true)],
+    );
     assert_eq!(outcome, Outcome::Error);
 }
 
 #[test]
 fn a_limit_is_limit_reached_even_when_checks_pass() {
-    let (outcome, reason) =
-        decide_outcome(None, None, &StopCause::Limit(LimitKind::Tokens), &[check("a", true), check("b", false)]);
+    let (outcome, reason) = decide_outcome(
+        None,
+        None,
+        &StopCause::Limit(LimitKind::Tokens),
+        &[check("a", true), check("b", false)],
+    );
     assert_eq!(outcome, Outcome::LimitReached);
     assert_eq!(reason, "tokens limit reached; 1/2 checks passed");
 }
 
 #[test]
 fn passed_iff_every_check_passes() {
-    let (outcome, reason) = decide_outcome(None, None, &StopCause::Completed, &[check("a", true), check("b", true)]);
-    assert_eq!((outcome, reason.as_str()), (Outcome::Passed, "all 2 checks passed"));
-    let (outcome, reason) = decide_outcome(None, None, &StopCause::Completed, &[check("a", true), check("unit tests", false)]);
-    assert_eq!((outcome, reason.as_str()), (Outcome::Failed, "check 'unit tests' failed: exit 1 (expected 0)"));
-    let (outcome, reason) = decide_outcome(None, None, &StopCause::Completed, &[check("x", false), check("y", false)]);
-    assert_eq!((outcome, reason.as_str()), (Outcome::Failed, "2 of 2 checks failed; first 'x': exit 1 (expected 0)"));
+    let (outcome, reason) = decide_outcome(
+        None,
+        None,
+        &StopCause::Completed,
+        &[check("a", true), check("b", true)],
+    );
+    assert_eq!(
+        (outcome, reason.as_str()),
+        (Outcome::Passed, "all 2 checks passed")
+    );
+    let (outcome, reason) = decide_outcome(
+        None,
+        None,
+        &StopCause::Completed,
+        &[check("a", true), check("unit tests", false)],
+    );
+    assert_eq!(
+        (outcome, reason.as_str()),
+        (
+            Outcome::Failed,
+            "check 'unit tests' failed: exit 1 (expected 0)"
+        )
+    );
+    let (outcome, reason) = decide_outcome(
+        None,
+        None,
+        &StopCause::Completed,
+        &[check("x", false), check("y", false)],
+    );
+    assert_eq!(
+        (outcome, reason.as_str()),
+        (
+            Outcome::Failed,
+            "2 of 2 checks failed; first 'x': exit 1 (expected 0)"
+        )
+    );
     let (outcome, _) = decide_outcome(None, None, &StopCause::Completed, &[]);
     assert_eq!(outcome, Outcome::Failed);
 }
@@ -152,10 +208,26 @@ fn edit_calls_are_counted_by_outcome_and_edits_by_tier() {
         record(1, "read", ToolResult::ok(ToolOutput::text("..."))),
         record(2, "edit", edit_ok(&[Exact, Exact])),
         record(2, "edit", edit_ok(&[Exact, Fuzzy])),
-        record(3, "edit", edit_failed(&[Exact], EditFailure::NotFound { index: 1 })),
-        record(3, "edit", edit_failed(&[], EditFailure::NotUnique { index: 0, count: 2 })),
-        record(4, "edit", edit_failed(&[], EditFailure::NotFound { index: 0 })),
-        record(4, "edit", ToolResult::error(ToolError::new("Validation failed"))),
+        record(
+            3,
+            "edit",
+            edit_failed(&[Exact], EditFailure::NotFound { index: 1 }),
+        ),
+        record(
+            3,
+            "edit",
+            edit_failed(&[], EditFailure::NotUnique { index: 0, count: 2 }),
+        ),
+        record(
+            4,
+            "edit",
+            edit_failed(&[], EditFailure::NotFound { index: 0 }),
+        ),
+        record(
+            4,
+            "edit",
+            ToolResult::error(ToolError::new("Validation failed")),
+        ),
         record(5, "bash", ToolResult::error(ToolError::new("exit 1"))),
     ];
     let stats = EditStats::count(&records);
@@ -166,9 +238,13 @@ fn edit_calls_are_counted_by_outcome_and_edits_by_tier() {
         calls_failed: 4,
         edits_exact: 3,
         edits_fuzzy: 1,
-        failures: [("not_found".to_owned(), 2), ("not_unique".to_owned(), 1), ("unreported".to_owned(), 1)]
-            .into_iter()
-            .collect(),
+        failures: [
+            ("not_found".to_owned(), 2),
+            ("not_unique".to_owned(), 1),
+            ("unreported".to_owned(), 1),
+        ]
+        .into_iter()
+        .collect(),
     };
     pretty_assertions::assert_eq!(stats, expected);
     assert_eq!(stats.failure_rate(), Some(4.0 / 6.0));
@@ -238,12 +314,27 @@ fn score_builds_the_whole_record() {
     assert_eq!(rec.tokens.total, 1_800_000);
     assert_eq!(rec.cost, Some(1.2));
     assert_eq!(rec.tags, ["python"]);
-    assert_eq!((rec.diff_files, rec.diff_lines_added, rec.diff_lines_removed), (1, 2, 1));
-    assert_eq!(rec.transcript_path, "runs/py-fix-median--anthropic--org_model_v1--e2/transcript.md");
-    assert_eq!(rec.diff_path, "runs/py-fix-median--anthropic--org_model_v1--e2/diff.patch");
+    assert_eq!(
+        (rec.diff_files, rec.diff_lines_added, rec.diff_lines_removed),
+        (1, 2, 1)
+    );
+    assert_eq!(
+        rec.transcript_path,
+        "runs/py-fix-median--anthropic--org_model_v1--e2/transcript.md"
+    );
+    assert_eq!(
+        rec.diff_path,
+        "runs/py-fix-median--anthropic--org_model_v1--e2/diff.patch"
+    );
     assert_eq!(rec.detail, None);
 
-    let no_price = score(&task(), &run, vec![check("a", true)], &diff, ScoreInputs::default());
+    let no_price = score(
+        &task(),
+        &run,
+        vec![check("a", true)],
+        &diff,
+        ScoreInputs::default(),
+    );
     assert_eq!(no_price.cost, None);
 
     let diverged = score(
@@ -257,7 +348,10 @@ fn score_builds_the_whole_record() {
         },
     );
     assert_eq!(diverged.outcome, Outcome::Diverged);
-    assert_eq!(diverged.detail.as_deref(), Some("turn 2: tool result differs\n-a\n+b"));
+    assert_eq!(
+        diverged.detail.as_deref(),
+        Some("turn 2: tool result differs\n-a\n+b")
+    );
 }
 
 #[test]
@@ -265,7 +359,13 @@ fn a_tool_result_is_flagged_only_when_it_is_an_error() {
     let ok = ToolResult::ok(ToolOutput::text("fine"));
     assert_eq!(ok.content, vec![Content::text("fine")]);
     let run = agent_run(vec![record(1, "bash", ok)], StopCause::Completed);
-    let rec = score(&task(), &run, vec![check("a", true)], &WorkspaceDiff::default(), ScoreInputs::default());
+    let rec = score(
+        &task(),
+        &run,
+        vec![check("a", true)],
+        &WorkspaceDiff::default(),
+        ScoreInputs::default(),
+    );
     assert_eq!(rec.tool_errors, 0);
     assert_eq!(rec.edits, EditStats::default());
     assert_eq!(rec.edit_failure_rate, None);
@@ -278,11 +378,18 @@ fn failure_kinds_cover_every_edit_failure() {
         EditFailure::EmptyOldText { index: 0 },
         EditFailure::NotFound { index: 0 },
         EditFailure::NotUnique { index: 0, count: 2 },
-        EditFailure::Overlap { first: 0, second: 1 },
+        EditFailure::Overlap {
+            first: 0,
+            second: 1,
+        },
         EditFailure::NoChange,
         EditFailure::File,
         EditFailure::InvalidArguments,
     ];
-    let names: Vec<&str> = all.iter().map(|f| f.name()).chain([UNREPORTED_FAILURE]).collect();
+    let names: Vec<&str> = all
+        .iter()
+        .map(|f| f.name())
+        .chain([UNREPORTED_FAILURE])
+        .collect();
     assert_eq!(names, FAILURE_KINDS);
 }

@@ -250,7 +250,11 @@ pub struct SuiteErrors {
 impl fmt::Display for SuiteErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.problems.len();
-        write!(f, "{n} problem{} in the task suite", if n == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "{n} problem{} in the task suite",
+            if n == 1 { "" } else { "s" }
+        )?;
         for problem in &self.problems {
             write!(f, "\n  {problem}")?;
         }
@@ -285,7 +289,11 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
-            problems.push(TaskProblem::new(dir, None, format!("cannot read the tasks folder: {err}")));
+            problems.push(TaskProblem::new(
+                dir,
+                None,
+                format!("cannot read the tasks folder: {err}"),
+            ));
             return (SuiteDefaults::default(), Vec::new(), problems);
         }
     };
@@ -318,7 +326,11 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
             problems.push(TaskProblem::new(
                 &file,
                 Some("id".into()),
-                format!("duplicate id '{}' (also used by {})", task.id, first.join("task.yaml").display()),
+                format!(
+                    "duplicate id '{}' (also used by {})",
+                    task.id,
+                    first.join("task.yaml").display()
+                ),
             ));
             continue;
         }
@@ -351,12 +363,20 @@ fn load_defaults(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<SuiteDe
 }
 
 /// Loads and validates one task folder, pushing every problem found.
-pub fn load_task(folder: &Path, defaults: &SuiteDefaults, problems: &mut Vec<TaskProblem>) -> Option<Task> {
+pub fn load_task(
+    folder: &Path,
+    defaults: &SuiteDefaults,
+    problems: &mut Vec<TaskProblem>,
+) -> Option<Task> {
     let file = folder.join("task.yaml");
     let before = problems.len();
     let repo = folder.join("repo");
     if !repo.is_dir() {
-        problems.push(TaskProblem::new(folder, None, "missing repo/ folder (the fixture repository)"));
+        problems.push(TaskProblem::new(
+            folder,
+            None,
+            "missing repo/ folder (the fixture repository)",
+        ));
     }
     if !file.is_file() {
         problems.push(TaskProblem::new(&file, None, "missing task.yaml"));
@@ -423,13 +443,20 @@ fn validate(
         normalize.push(rule.clone());
     }
     if raw.prompt.trim().is_empty() {
-        problems.push(TaskProblem::new(file, field("prompt"), "the prompt is blank"));
+        problems.push(TaskProblem::new(
+            file,
+            field("prompt"),
+            "the prompt is blank",
+        ));
     }
     let tools = match raw.tools.as_ref().or(defaults.tools.as_ref()) {
         None => ToolSetSpec::Coding,
         Some(tools) => tools_spec(tools),
     };
-    let limits = raw.limits.unwrap_or_default().or(defaults.limits.unwrap_or_default());
+    let limits = raw
+        .limits
+        .unwrap_or_default()
+        .or(defaults.limits.unwrap_or_default());
     let mut tags = defaults.tags.clone();
     for tag in raw.tags {
         if !tags.contains(&tag) {
@@ -466,7 +493,11 @@ fn check_regex(rule: &NormalizeRule, field: &str, file: &Path, problems: &mut Ve
     if let Err(err) = regex::Regex::new(&rule.pattern) {
         let first = err.to_string();
         let first = first.lines().last().unwrap_or_default().trim().to_owned();
-        problems.push(TaskProblem::new(file, Some(field.to_owned()), format!("invalid regex: {first}")));
+        problems.push(TaskProblem::new(
+            file,
+            Some(field.to_owned()),
+            format!("invalid regex: {first}"),
+        ));
     }
 }
 
@@ -478,11 +509,21 @@ fn validate_check(
     defaults: &SuiteDefaults,
     problems: &mut Vec<TaskProblem>,
 ) -> Option<Check> {
-    let at = |f: &str| Some(if f.is_empty() { format!("checks[{i}]") } else { format!("checks[{i}].{f}") });
+    let at = |f: &str| {
+        Some(if f.is_empty() {
+            format!("checks[{i}]")
+        } else {
+            format!("checks[{i}].{f}")
+        })
+    };
     let before = problems.len();
     match (&raw.run, &raw.file) {
         (Some(_), Some(_)) => {
-            problems.push(TaskProblem::new(file, at(""), "a check has either `run` or `file`, not both"));
+            problems.push(TaskProblem::new(
+                file,
+                at(""),
+                "a check has either `run` or `file`, not both",
+            ));
             None
         }
         (None, None) => {
@@ -501,7 +542,11 @@ fn validate_check(
                 (raw.equals_file.is_some(), "equals_file"),
             ] {
                 if present {
-                    problems.push(TaskProblem::new(file, at(name), "only file checks take this field"));
+                    problems.push(TaskProblem::new(
+                        file,
+                        at(name),
+                        "only file checks take this field",
+                    ));
                 }
             }
             if problems.len() > before {
@@ -516,7 +561,11 @@ fn validate_check(
             let name = raw.name.clone().unwrap_or_else(|| {
                 let first = run.lines().next().unwrap_or_default().trim();
                 let short: String = first.chars().take(60).collect();
-                if short.len() < run.trim().len() { format!("{short}…") } else { short }
+                if short.len() < run.trim().len() {
+                    format!("{short}…")
+                } else {
+                    short
+                }
             });
             Some(Check {
                 name,
@@ -533,7 +582,11 @@ fn validate_check(
                 (raw.timeout_seconds.is_some(), "timeout_seconds"),
             ] {
                 if present {
-                    problems.push(TaskProblem::new(file, at(name), "only command checks take this field"));
+                    problems.push(TaskProblem::new(
+                        file,
+                        at(name),
+                        "only command checks take this field",
+                    ));
                 }
             }
             if let Err(why) = relative_inside(path) {
@@ -555,7 +608,10 @@ fn validate_check(
                     Ok(()) if !folder.join(expected).is_file() => problems.push(TaskProblem::new(
                         file,
                         at("equals_file"),
-                        format!("no file {} in the task folder", folder.join(expected).display()),
+                        format!(
+                            "no file {} in the task folder",
+                            folder.join(expected).display()
+                        ),
                     )),
                     Ok(()) => {}
                 }
@@ -577,7 +633,9 @@ fn validate_check(
                 FileAssert::Exists(false) => format!("{path} does not exist"),
                 FileAssert::Contains(_) => format!("{path} contains the text"),
                 FileAssert::NotContains(_) => format!("{path} lacks the text"),
-                FileAssert::EqualsFile(_) => format!("{path} equals {}", raw.equals_file.as_deref().unwrap_or("")),
+                FileAssert::EqualsFile(_) => {
+                    format!("{path} equals {}", raw.equals_file.as_deref().unwrap_or(""))
+                }
             });
             Some(Check {
                 name,
@@ -608,12 +666,15 @@ fn relative_inside(path: &str) -> Result<(), String> {
 
 fn schema_value() -> &'static Value {
     static SCHEMA: OnceLock<Value> = OnceLock::new();
-    SCHEMA.get_or_init(|| serde_json::from_str(TASK_SCHEMA).expect("task.schema.json is valid JSON"))
+    SCHEMA
+        .get_or_init(|| serde_json::from_str(TASK_SCHEMA).expect("task.schema.json is valid JSON"))
 }
 
 fn task_validator() -> &'static jsonschema::Validator {
     static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
-    VALIDATOR.get_or_init(|| jsonschema::validator_for(schema_value()).expect("task.schema.json is a valid schema"))
+    VALIDATOR.get_or_init(|| {
+        jsonschema::validator_for(schema_value()).expect("task.schema.json is a valid schema")
+    })
 }
 
 fn defaults_validator() -> &'static jsonschema::Validator {
@@ -621,7 +682,14 @@ fn defaults_validator() -> &'static jsonschema::Validator {
     VALIDATOR.get_or_init(|| {
         let mut schema = schema_value().clone();
         let obj = schema.as_object_mut().expect("the schema is an object");
-        for key in ["type", "additionalProperties", "required", "properties", "title", "description"] {
+        for key in [
+            "type",
+            "additionalProperties",
+            "required",
+            "properties",
+            "title",
+            "description",
+        ] {
             obj.remove(key);
         }
         obj.insert("$ref".into(), Value::String("#/$defs/defaults".into()));
@@ -630,7 +698,12 @@ fn defaults_validator() -> &'static jsonschema::Validator {
 }
 
 /// Turns every schema error into a problem naming the field in `checks[0].expect_exit` form.
-fn schema_problems(validator: &jsonschema::Validator, value: &Value, file: &Path, problems: &mut Vec<TaskProblem>) {
+fn schema_problems(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    file: &Path,
+    problems: &mut Vec<TaskProblem>,
+) {
     let mut found: Vec<TaskProblem> = validator
         .iter_errors(value)
         .map(|err| {
@@ -677,7 +750,9 @@ fn expected_fields(field: &str) -> Vec<String> {
     } else {
         return Vec::new();
     };
-    node.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    node.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 fn schema_message(err: &jsonschema::ValidationError<'_>, field: &str) -> String {
@@ -685,12 +760,23 @@ fn schema_message(err: &jsonschema::ValidationError<'_>, field: &str) -> String 
     match err.kind() {
         K::AdditionalProperties { unexpected } => {
             let expected = expected_fields(field);
-            let names = unexpected.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", ");
-            let word = if unexpected.len() == 1 { "field" } else { "fields" };
+            let names = unexpected
+                .iter()
+                .map(|u| format!("'{u}'"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let word = if unexpected.len() == 1 {
+                "field"
+            } else {
+                "fields"
+            };
             if expected.is_empty() {
                 format!("unknown {word} {names}")
             } else {
-                format!("unknown {word} {names}, expected one of {}", expected.join(", "))
+                format!(
+                    "unknown {word} {names}, expected one of {}",
+                    expected.join(", ")
+                )
             }
         }
         K::Required { property } => format!("missing field {property}"),
@@ -701,12 +787,17 @@ fn schema_message(err: &jsonschema::ValidationError<'_>, field: &str) -> String 
             };
             format!("expected {expected}, got {}", short_json(err.instance()))
         }
-        K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } if field.ends_with("tools") => format!(
-            "expected `coding`, `readonly` or a list of tool names ({}), got {}",
-            TOOL_NAMES.join(", "),
+        K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } if field.ends_with("tools") => {
+            format!(
+                "expected `coding`, `readonly` or a list of tool names ({}), got {}",
+                TOOL_NAMES.join(", "),
+                short_json(err.instance())
+            )
+        }
+        K::Enum { options } => format!(
+            "expected one of {options}, got {}",
             short_json(err.instance())
         ),
-        K::Enum { options } => format!("expected one of {options}, got {}", short_json(err.instance())),
         K::Pattern { pattern } if field == "id" => format!(
             "{} is not a valid id: use lowercase letters, digits, '-' and '_' (pattern {pattern})",
             short_json(err.instance())
@@ -739,7 +830,11 @@ pub struct FilterError {
 
 /// The tasks whose id matches any of `globs` (all when empty) and that carry any of `tags` (all
 /// when empty), in their order.
-pub fn filter(tasks: Vec<Task>, globs: &[String], tags: &[String]) -> Result<Vec<Task>, FilterError> {
+pub fn filter(
+    tasks: Vec<Task>,
+    globs: &[String],
+    tags: &[String],
+) -> Result<Vec<Task>, FilterError> {
     let mut builder = globset::GlobSetBuilder::new();
     for pattern in globs {
         let glob = globset::Glob::new(pattern).map_err(|source| FilterError {

@@ -11,7 +11,10 @@ fn write(path: &Path, text: &str) {
 /// A task folder with a fixture repo.
 fn task_dir(suite: &Path, folder: &str, yaml: &str) {
     write(&suite.join(folder).join("task.yaml"), yaml);
-    write(&suite.join(folder).join("repo/src/calc.py"), "def median(xs):\n    return xs[0]\n");
+    write(
+        &suite.join(folder).join("repo/src/calc.py"),
+        "def median(xs):\n    return xs[0]\n",
+    );
 }
 
 const GOOD: &str = r#"
@@ -85,7 +88,11 @@ fn defaults_merge_and_tasks_override() {
         &dir.path().join(DEFAULTS_FILE),
         "system_prompt: suite prompt\ntools: readonly\nlimits: {turns: 10, tokens: 1000}\ntags: [suite, edit]\nchecks_timeout_seconds: 42\nnormalize: [{pattern: 'x+', replacement: X}]\n",
     );
-    task_dir(dir.path(), "a", "id: a\nprompt: p\nchecks: [{run: 'true'}]\n");
+    task_dir(
+        dir.path(),
+        "a",
+        "id: a\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
     task_dir(
         dir.path(),
         "b",
@@ -93,19 +100,40 @@ fn defaults_merge_and_tasks_override() {
     );
     let suite = load_suite(dir.path()).unwrap();
     assert_eq!(suite.defaults.checks_timeout_seconds, Some(42));
-    let [a, b] = &suite.tasks[..] else { panic!("two tasks") };
+    let [a, b] = &suite.tasks[..] else {
+        panic!("two tasks")
+    };
     assert_eq!(a.system_prompt.as_deref(), Some("suite prompt"));
     assert_eq!(a.tools, ToolSetSpec::ReadOnly);
-    assert_eq!((a.limits.max_turns, a.limits.max_tokens), (Some(10), Some(1000)));
+    assert_eq!(
+        (a.limits.max_turns, a.limits.max_tokens),
+        (Some(10), Some(1000))
+    );
     assert_eq!(a.tags, ["suite", "edit"]);
-    assert!(matches!(a.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(42)));
+    assert!(
+        matches!(a.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(42))
+    );
     assert_eq!(a.checks[0].name, "true");
     assert_eq!(b.system_prompt.as_deref(), Some("own"));
-    assert_eq!(b.tools, ToolSetSpec::Names(vec!["read".into(), "bash".into()]));
-    assert_eq!((b.limits.max_turns, b.limits.max_tokens), (Some(3), Some(1000)));
+    assert_eq!(
+        b.tools,
+        ToolSetSpec::Names(vec!["read".into(), "bash".into()])
+    );
+    assert_eq!(
+        (b.limits.max_turns, b.limits.max_tokens),
+        (Some(3), Some(1000))
+    );
     assert_eq!(b.tags, ["suite", "edit", "own"]);
-    assert!(matches!(b.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(5)));
-    assert_eq!(b.normalize.iter().map(|r| r.pattern.as_str()).collect::<Vec<_>>(), ["x+", "y"]);
+    assert!(
+        matches!(b.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(5))
+    );
+    assert_eq!(
+        b.normalize
+            .iter()
+            .map(|r| r.pattern.as_str())
+            .collect::<Vec<_>>(),
+        ["x+", "y"]
+    );
 }
 
 #[test]
@@ -121,10 +149,21 @@ fn every_problem_of_every_file_is_reported_at_once() {
     // Missing required fields and an empty checks list.
     task_dir(root, "missing", "tags: [x]\nchecks: []\n");
     // No repo/ folder.
-    write(&root.join("no-repo/task.yaml"), "id: no-repo\nprompt: p\nchecks: [{run: 'true'}]\n");
+    write(
+        &root.join("no-repo/task.yaml"),
+        "id: no-repo\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
     // Duplicate id.
-    task_dir(root, "dup-1", "id: same\nprompt: p\nchecks: [{run: 'true'}]\n");
-    task_dir(root, "dup-2", "id: same\nprompt: p\nchecks: [{run: 'true'}]\n");
+    task_dir(
+        root,
+        "dup-1",
+        "id: same\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        root,
+        "dup-2",
+        "id: same\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
     // Semantic problems: both run and file, missing assertion, escaping path, bad regex, bad id.
     task_dir(
         root,
@@ -142,7 +181,11 @@ fn every_problem_of_every_file_is_reported_at_once() {
     // Ignored folders.
     std::fs::create_dir_all(root.join(".hidden")).unwrap();
     std::fs::create_dir_all(root.join("_shared")).unwrap();
-    task_dir(root, "good", "id: good\nprompt: p\nchecks: [{run: 'true'}]\n");
+    task_dir(
+        root,
+        "good",
+        "id: good\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
 
     let err = load_suite(root).unwrap_err();
     let shown: Vec<String> = messages(&err.problems)
@@ -157,10 +200,18 @@ fn every_problem_of_every_file_is_reported_at_once() {
         "empty/task.yaml: missing task.yaml",
     ];
     for line in expected {
-        assert!(shown.iter().any(|s| s == line), "missing {line:?} in\n{}", shown.join("\n"));
+        assert!(
+            shown.iter().any(|s| s == line),
+            "missing {line:?} in\n{}",
+            shown.join("\n")
+        );
     }
     let has = |needle: &str| {
-        assert!(shown.iter().any(|s| s.contains(needle)), "no problem containing {needle:?} in\n{}", shown.join("\n"))
+        assert!(
+            shown.iter().any(|s| s.contains(needle)),
+            "no problem containing {needle:?} in\n{}",
+            shown.join("\n")
+        )
     };
     has("missing/task.yaml: missing field \"id\"");
     has("missing/task.yaml: missing field \"prompt\"");
@@ -174,8 +225,15 @@ fn every_problem_of_every_file_is_reported_at_once() {
     has("semantic2/task.yaml: checks[4].timeout_seconds: only command checks take this field");
     has("semantic2/task.yaml: normalize[0].pattern: invalid regex");
     has("yaml/task.yaml: invalid YAML");
-    assert!(!shown.iter().any(|s| s.contains("hidden") || s.contains("_shared") || s.starts_with("good")));
-    assert!(err.to_string().starts_with(&format!("{} problems in the task suite\n  ", err.problems.len())));
+    assert!(
+        !shown
+            .iter()
+            .any(|s| s.contains("hidden") || s.contains("_shared") || s.starts_with("good"))
+    );
+    assert!(err.to_string().starts_with(&format!(
+        "{} problems in the task suite\n  ",
+        err.problems.len()
+    )));
 
     // The lenient loader keeps the valid tasks: good and the first of the duplicates.
     let (tasks, problems) = load_suite_lenient(root);
@@ -191,7 +249,10 @@ fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
     let good = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true"}]});
     assert!(validator.is_valid(&good));
     let bad = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true", "expect_exit": "0"}], "limits": {"turns": -1}});
-    let errors: Vec<String> = validator.iter_errors(&bad).map(|e| e.instance_path().to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&bad)
+        .map(|e| e.instance_path().to_string())
+        .collect();
     assert_eq!(errors, ["/checks/0/expect_exit", "/limits/turns"]);
 }
 
@@ -199,7 +260,11 @@ fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
 fn a_bad_defaults_file_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     write(&dir.path().join(DEFAULTS_FILE), "limits: {turn: 3}\n");
-    task_dir(dir.path(), "a", "id: a\nprompt: p\nchecks: [{run: 'true'}]\n");
+    task_dir(
+        dir.path(),
+        "a",
+        "id: a\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
     let err = load_suite(dir.path()).unwrap_err();
     let shown = messages(&err.problems);
     assert_eq!(shown.len(), 1, "{shown:?}");
@@ -217,7 +282,11 @@ fn a_missing_suite_folder_is_one_problem() {
     let dir = tempfile::tempdir().unwrap();
     let err = load_suite(&dir.path().join("nope")).unwrap_err();
     assert_eq!(err.problems.len(), 1);
-    assert!(err.problems[0].message.starts_with("cannot read the tasks folder"));
+    assert!(
+        err.problems[0]
+            .message
+            .starts_with("cannot read the tasks folder")
+    );
 }
 
 fn named(id: &str, tags: &[&str]) -> Task {
@@ -237,14 +306,38 @@ fn named(id: &str, tags: &[&str]) -> Task {
 
 #[test]
 fn filters_by_glob_and_tag() {
-    let tasks = vec![named("py-median", &["python"]), named("py-mean", &["python", "slow"]), named("rs-flag", &["rust"])];
+    let tasks = vec![
+        named("py-median", &["python"]),
+        named("py-mean", &["python", "slow"]),
+        named("rs-flag", &["rust"]),
+    ];
     let ids = |t: Vec<Task>| t.into_iter().map(|t| t.id).collect::<Vec<_>>();
-    assert_eq!(ids(filter(tasks.clone(), &[], &[]).unwrap()), ["py-median", "py-mean", "rs-flag"]);
-    assert_eq!(ids(filter(tasks.clone(), &["py-*".into()], &[]).unwrap()), ["py-median", "py-mean"]);
-    assert_eq!(ids(filter(tasks.clone(), &["py-m?an".into(), "rs-*".into()], &[]).unwrap()), ["py-mean", "rs-flag"]);
-    assert_eq!(ids(filter(tasks.clone(), &[], &["slow".into(), "rust".into()]).unwrap()), ["py-mean", "rs-flag"]);
-    assert_eq!(ids(filter(tasks.clone(), &["py-*".into()], &["rust".into()]).unwrap()), Vec::<String>::new());
-    assert!(filter(tasks, &["py-[".into()], &[]).unwrap_err().to_string().starts_with("invalid task pattern 'py-['"));
+    assert_eq!(
+        ids(filter(tasks.clone(), &[], &[]).unwrap()),
+        ["py-median", "py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-*".into()], &[]).unwrap()),
+        ["py-median", "py-mean"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-m?an".into(), "rs-*".into()], &[]).unwrap()),
+        ["py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &[], &["slow".into(), "rust".into()]).unwrap()),
+        ["py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-*".into()], &["rust".into()]).unwrap()),
+        Vec::<String>::new()
+    );
+    assert!(
+        filter(tasks, &["py-[".into()], &[])
+            .unwrap_err()
+            .to_string()
+            .starts_with("invalid task pattern 'py-['")
+    );
 }
 
 #[test]

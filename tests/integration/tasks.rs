@@ -17,7 +17,10 @@ fn write(path: &Path, text: &str) {
 }
 
 fn suite(root: &Path) {
-    write(&root.join("defaults.yaml"), "checks_timeout_seconds: 60\ntags: [shipped]\n");
+    write(
+        &root.join("defaults.yaml"),
+        "checks_timeout_seconds: 60\ntags: [shipped]\n",
+    );
     let task = root.join("py-fix-median");
     write(
         &task.join("task.yaml"),
@@ -31,7 +34,10 @@ checks:
 tags: [python]
 "#,
     );
-    write(&task.join("repo/calc.py"), "def median(xs):\n    return xs[len(xs) // 2]\n");
+    write(
+        &task.join("repo/calc.py"),
+        "def median(xs):\n    return xs[len(xs) // 2]\n",
+    );
     write(
         &task.join("repo/test_calc.py"),
         "import unittest\nfrom calc import median\n\nclass T(unittest.TestCase):\n    def test_unsorted(self):\n        self.assertEqual(median([3, 1, 2]), 2)\n\nif __name__ == '__main__':\n    unittest.main()\n",
@@ -59,7 +65,9 @@ fn run(prompt: &str) -> AgentRun {
 }
 
 fn env() -> Vec<(String, String)> {
-    std::env::vars().filter(|(k, _)| k == "PATH" || k == "HOME").collect()
+    std::env::vars()
+        .filter(|(k, _)| k == "PATH" || k == "HOME")
+        .collect()
 }
 
 #[tokio::test]
@@ -76,34 +84,70 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     // Untouched: the unit tests fail, the file check fails.
     let untouched = Workspace::create(task, false).unwrap();
     let checks = run_checks(task, untouched.path(), &env()).await;
-    assert_eq!(checks.iter().map(|c| c.passed).collect::<Vec<_>>(), [false, false], "{checks:#?}");
-    let failed = score(task, &run(&task.prompt), checks, &untouched.diff().unwrap(), ScoreInputs {
-        provider: "scripted".into(),
-        model: "fixer".into(),
-        epoch: 1,
-        ..ScoreInputs::default()
-    });
+    assert_eq!(
+        checks.iter().map(|c| c.passed).collect::<Vec<_>>(),
+        [false, false],
+        "{checks:#?}"
+    );
+    let failed = score(
+        task,
+        &run(&task.prompt),
+        checks,
+        &untouched.diff().unwrap(),
+        ScoreInputs {
+            provider: "scripted".into(),
+            model: "fixer".into(),
+            epoch: 1,
+            ..ScoreInputs::default()
+        },
+    );
     assert_eq!(failed.outcome, Outcome::Failed);
-    assert!(failed.reason.starts_with("2 of 2 checks failed; first 'unit tests': exit 1"), "{}", failed.reason);
+    assert!(
+        failed
+            .reason
+            .starts_with("2 of 2 checks failed; first 'unit tests': exit 1"),
+        "{}",
+        failed.reason
+    );
 
     // Fixed (as an agent would), with __pycache__ left behind by the check run.
     let fixed = Workspace::create(task, false).unwrap();
-    write(&fixed.path().join("calc.py"), "def median(xs):\n    return sorted(xs)[len(xs) // 2]\n");
+    write(
+        &fixed.path().join("calc.py"),
+        "def median(xs):\n    return sorted(xs)[len(xs) // 2]\n",
+    );
     let checks = run_checks(task, fixed.path(), &env()).await;
     assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
     assert!(fixed.path().join("__pycache__").exists());
     let diff = fixed.diff().unwrap();
-    assert_eq!((diff.files_changed, diff.lines_added, diff.lines_removed), (1, 1, 1));
-    assert!(diff.unified.contains("+    return sorted(xs)[len(xs) // 2]\n"));
+    assert_eq!(
+        (diff.files_changed, diff.lines_added, diff.lines_removed),
+        (1, 1, 1)
+    );
+    assert!(
+        diff.unified
+            .contains("+    return sorted(xs)[len(xs) // 2]\n")
+    );
     let agent = run(&task.prompt);
-    let passed = score(task, &agent, checks, &diff, ScoreInputs {
-        provider: "scripted".into(),
-        model: "fixer".into(),
-        epoch: 1,
-        price: Some(Price { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 }),
-        wall_time: Duration::from_secs(2),
-        ..ScoreInputs::default()
-    });
+    let passed = score(
+        task,
+        &agent,
+        checks,
+        &diff,
+        ScoreInputs {
+            provider: "scripted".into(),
+            model: "fixer".into(),
+            epoch: 1,
+            price: Some(Price {
+                input: 3.0,
+                output: 15.0,
+                cache_read: 0.3,
+                cache_write: 3.75,
+            }),
+            wall_time: Duration::from_secs(2),
+            ..ScoreInputs::default()
+        },
+    );
     assert_eq!(passed.outcome, Outcome::Passed);
     assert_eq!(passed.cost, Some(0.0045));
 
@@ -114,12 +158,27 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     );
 
     let report = dir.path().join("reports/now");
-    let artifacts = [RunArtifacts { record: &passed, run: &agent, diff: &diff, system_prompt: None }];
+    let artifacts = [RunArtifacts {
+        record: &passed,
+        run: &agent,
+        diff: &diff,
+        system_prompt: None,
+    }];
     let paths = write_report(&report, &[failed.clone(), passed.clone()], &artifacts).unwrap();
     let patch = std::fs::read_to_string(report.join(&passed.diff_path)).unwrap();
     assert_eq!(patch, diff.unified);
     let md = std::fs::read_to_string(&paths.summary_md).unwrap();
-    assert!(md.contains("| py-fix-median | scripted/fixer | 1 | passed | 2/2 |"), "{md}");
+    assert!(
+        md.contains("| py-fix-median | scripted/fixer | 1 | passed | 2/2 |"),
+        "{md}"
+    );
     let table = render_terminal_summary(&[failed, passed], false);
-    assert!(table.lines().last().unwrap().starts_with("2 runs: 1 passed, 1 failed"), "{table}");
+    assert!(
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("2 runs: 1 passed, 1 failed"),
+        "{table}"
+    );
 }
