@@ -393,3 +393,23 @@ fn failure_kinds_cover_every_edit_failure() {
         .collect();
     assert_eq!(names, FAILURE_KINDS);
 }
+
+#[test]
+fn a_run_that_never_started_is_an_error_record() {
+    let rec = score_without_run(
+        &task(),
+        ScoreInputs {
+            provider: "anthropic".into(),
+            model: "m".into(),
+            epoch: 1,
+            error: Some("no cassette at cassettes/py-fix-median/anthropic--m.yaml".into()),
+            ..ScoreInputs::default()
+        },
+    );
+    assert_eq!(rec.outcome, Outcome::Error);
+    assert_eq!(
+        rec.reason,
+        "error: no cassette at cassettes/py-fix-median/anthropic--m.yaml"
+    );
+    assert_eq!((rec.turns, rec.checks_total, rec.tokens.total), (0, 0, 0));
+}

@@ -343,7 +343,13 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
 fn load_defaults(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<SuiteDefaults> {
     let value = read_yaml(path, problems)?;
     let before = problems.len();
-    schema_problems(defaults_validator(), &value, path, problems);
+    schema_problems(
+        defaults_validator(),
+        &schema_value()["$defs"]["defaults"]["properties"],
+        &value,
+        path,
+        problems,
+    );
     if problems.len() > before {
         return None;
     }
@@ -384,7 +390,13 @@ pub fn load_task(
     }
     let value = read_yaml(&file, problems)?;
     let schema_before = problems.len();
-    schema_problems(task_validator(), &value, &file, problems);
+    schema_problems(
+        task_validator(),
+        &schema_value()["properties"],
+        &value,
+        &file,
+        problems,
+    );
     if problems.len() > schema_before {
         return None;
     }
@@ -609,8 +621,8 @@ fn validate_check(
                         file,
                         at("equals_file"),
                         format!(
-                            "no file {} in the task folder",
-                            folder.join(expected).display()
+                            "no file '{expected}' in the task folder {}",
+                            folder.display()
                         ),
                     )),
                     Ok(()) => {}
@@ -700,6 +712,7 @@ fn defaults_validator() -> &'static jsonschema::Validator {
 /// Turns every schema error into a problem naming the field in `checks[0].expect_exit` form.
 fn schema_problems(
     validator: &jsonschema::Validator,
+    root: &Value,
     value: &Value,
     file: &Path,
     problems: &mut Vec<TaskProblem>,
@@ -708,7 +721,7 @@ fn schema_problems(
         .iter_errors(value)
         .map(|err| {
             let field = field_name(err.instance_path());
-            let message = schema_message(&err, &field);
+            let message = schema_message(&err, root, &field);
             TaskProblem::new(file, (!field.is_empty()).then_some(field), message)
         })
         .collect();
@@ -735,12 +748,12 @@ fn field_name(location: &jsonschema::paths::Location) -> String {
 
 /// The schema object describing the value at `field` (top level, a check, limits, ...), for
 /// naming the expected fields of an object.
-fn expected_fields(field: &str) -> Vec<String> {
+fn expected_fields(root: &Value, field: &str) -> Vec<String> {
     let schema = schema_value();
     let defs = &schema["$defs"];
     let last = field.rsplit('.').next().unwrap_or_default();
     let node = if field.is_empty() {
-        &schema["properties"]
+        root
     } else if last.starts_with("checks[") {
         &defs["check"]["properties"]
     } else if last == "limits" {
@@ -755,11 +768,11 @@ fn expected_fields(field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn schema_message(err: &jsonschema::ValidationError<'_>, field: &str) -> String {
+fn schema_message(err: &jsonschema::ValidationError<'_>, root: &Value, field: &str) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match err.kind() {
         K::AdditionalProperties { unexpected } => {
-            let expected = expected_fields(field);
+            let expected = expected_fields(root, field);
             let names = unexpected
                 .iter()
                 .map(|u| format!("'{u}'"))
@@ -779,7 +792,11 @@ fn schema_message(err: &jsonschema::ValidationError<'_>, field: &str) -> String 
                 )
             }
         }
-        K::Required { property } => format!("missing field {property}"),
+        K::Required { property } => match property.as_str() {
+            Some(name) => format!("missing field '{name}'"),
+            None => format!("missing field {property}"),
+        },
+        K::MinItems { .. } if field == "checks" => "at least one check is required".to_owned(),
         K::Type { kind } => {
             let expected = match kind {
                 jsonschema::error::TypeKind::Single(t) => t.to_string(),

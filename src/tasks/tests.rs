@@ -213,15 +213,15 @@ fn every_problem_of_every_file_is_reported_at_once() {
             shown.join("\n")
         )
     };
-    has("missing/task.yaml: missing field \"id\"");
-    has("missing/task.yaml: missing field \"prompt\"");
-    has("missing/task.yaml: checks: ");
+    has("missing/task.yaml: missing field 'id'");
+    has("missing/task.yaml: missing field 'prompt'");
+    has("missing/task.yaml: checks: at least one check is required");
     has("no-repo: missing repo/ folder");
     has("semantic/task.yaml: id: \"Semantic\" is not a valid id");
     has("semantic2/task.yaml: checks[0]: a check has either `run` or `file`, not both");
     has("semantic2/task.yaml: checks[1]: a file check needs exactly one of");
     has("semantic2/task.yaml: checks[2].file: '../up.txt' must not leave its folder");
-    has("semantic2/task.yaml: checks[3].equals_file: no file");
+    has("semantic2/task.yaml: checks[3].equals_file: no file 'missing.txt' in the task folder");
     has("semantic2/task.yaml: checks[4].timeout_seconds: only command checks take this field");
     has("semantic2/task.yaml: normalize[0].pattern: invalid regex");
     has("yaml/task.yaml: invalid YAML");
@@ -275,6 +275,16 @@ fn a_bad_defaults_file_is_reported() {
     );
     let (tasks, _) = load_suite_lenient(dir.path());
     assert_eq!(tasks.len(), 1);
+
+    write(&dir.path().join(DEFAULTS_FILE), "prompt: no\n");
+    let err = load_suite(dir.path()).unwrap_err();
+    assert!(
+        err.problems[0].to_string().ends_with(
+            "defaults.yaml: unknown field 'prompt', expected one of system_prompt, tools, limits, tags, normalize, checks_timeout_seconds"
+        ),
+        "{}",
+        err.problems[0]
+    );
 }
 
 #[test]
