@@ -303,6 +303,26 @@ fn first_line(text: &str) -> String {
     }
 }
 
+/// One line for a check's detail: its first line, and for a command with output, the last
+/// non-blank output line (where test runners put their verdict: `FAILED (failures=1)`).
+fn check_summary(detail: &str) -> String {
+    let head = first_line(detail);
+    if !detail.contains("\n--- stdout ---\n") && !detail.contains("\n--- stderr ---\n") {
+        return head;
+    }
+    let last = detail
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("--- std"))
+        .unwrap_or_default();
+    if last.is_empty() || last == head {
+        head
+    } else {
+        format!("{head}: {}", first_line(last))
+    }
+}
+
 /// The outcome rules, in priority order:
 /// 1. a divergence → `diverged`;
 /// 2. a runner error (provider, cassette, setup), a provider failure that stopped the loop, or a
@@ -351,7 +371,7 @@ pub fn decide_outcome(
     }
     let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
     let first = failed[0];
-    let why = first_line(&first.detail);
+    let why = check_summary(&first.detail);
     let reason = if failed.len() == 1 {
         format!("check '{}' failed: {why}", first.name)
     } else {

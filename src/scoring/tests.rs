@@ -181,7 +181,7 @@ fn passed_iff_every_check_passes() {
         (outcome, reason.as_str()),
         (
             Outcome::Failed,
-            "check 'unit tests' failed: exit 1 (expected 0)"
+            "check 'unit tests' failed: exit 1 (expected 0): FAILED"
         )
     );
     let (outcome, reason) = decide_outcome(
@@ -194,7 +194,7 @@ fn passed_iff_every_check_passes() {
         (outcome, reason.as_str()),
         (
             Outcome::Failed,
-            "2 of 2 checks failed; first 'x': exit 1 (expected 0)"
+            "2 of 2 checks failed; first 'x': exit 1 (expected 0): FAILED"
         )
     );
     let (outcome, _) = decide_outcome(None, None, &StopCause::Completed, &[]);

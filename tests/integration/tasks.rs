@@ -103,9 +103,9 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     );
     assert_eq!(failed.outcome, Outcome::Failed);
     assert!(
-        failed
-            .reason
-            .starts_with("2 of 2 checks failed; first 'unit tests': exit 1"),
+        failed.reason.starts_with(
+            "2 of 2 checks failed; first 'unit tests': exit 1 (expected 0): FAILED (failures=1)"
+        ),
         "{}",
         failed.reason
     );
@@ -181,4 +181,27 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
             .starts_with("2 runs: 1 passed, 1 failed"),
         "{table}"
     );
+}
+
+/// The shipped suite (`tasks/` at the crate root, once merged) loads without a single problem,
+/// and every fixture copies into a workspace whose diff is empty.
+#[test]
+fn the_shipped_suite_loads_and_copies_cleanly() {
+    let dir = std::env::var_os("HARNESS_TASKS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tasks"));
+    if !dir.join("defaults.yaml").exists() {
+        eprintln!("no shipped suite at {}; skipped", dir.display());
+        return;
+    }
+    let suite = match load_suite(&dir) {
+        Ok(suite) => suite,
+        Err(errors) => panic!("{errors}"),
+    };
+    assert!(!suite.tasks.is_empty());
+    for task in &suite.tasks {
+        let ws = Workspace::create(task, false).unwrap();
+        let diff = ws.diff().unwrap();
+        assert_eq!(diff.files_changed, 0, "{}: {}", task.id, diff.unified);
+    }
 }
