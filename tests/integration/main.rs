@@ -1,0 +1,3 @@
+//! The integration-test binary: one submodule per area.
+
+mod tasks;
