@@ -1,0 +1,3 @@
+//! The integration tests: one binary, one submodule per area.
+
+mod cli_tool;
