@@ -37,7 +37,11 @@ fn main() {
             "head -c 1073741824 /dev/zero | tr '\\0' a",
             1u64 << 30,
         ),
-        ("1 GiB, 2-byte lines", "yes | head -c 1073741824", 1u64 << 30),
+        (
+            "1 GiB, 2-byte lines",
+            "yes | head -c 1073741824",
+            1u64 << 30,
+        ),
         ("seq 1 5000000 (38.9 MB)", "seq 1 5000000", 38_888_897),
         ("seq 1 3000 (small)", "seq 1 3000", 13_893),
     ];
@@ -47,7 +51,10 @@ fn main() {
         "case", "time", "MB/s", "peak RSS", "RSS now"
     );
     let start_peak = status_kib("VmHWM");
-    println!("{:<26} {:>10} {:>12} {:>10} KiB", "(before any case)", "", "", start_peak);
+    println!(
+        "{:<26} {:>10} {:>12} {:>10} KiB",
+        "(before any case)", "", "", start_peak
+    );
     let mut worst = start_peak;
     for (label, command, bytes) in cases {
         let started = Instant::now();
@@ -55,7 +62,10 @@ fn main() {
         let elapsed = started.elapsed();
         let out = result.expect("command succeeds");
         let text = out.content[0].as_text().unwrap_or_default();
-        let path = out.details.as_ref().and_then(|d| d["fullOutputPath"].as_str());
+        let path = out
+            .details
+            .as_ref()
+            .and_then(|d| d["fullOutputPath"].as_str());
         let saved = path
             .and_then(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())
@@ -76,7 +86,11 @@ fn main() {
             text.len()
         );
     }
-    let verdict = if worst < TARGET_PEAK_KIB { "PASS" } else { "FAIL" };
+    let verdict = if worst < TARGET_PEAK_KIB {
+        "PASS"
+    } else {
+        "FAIL"
+    };
     println!(
         "peak RSS {worst} KiB ({:.1} MiB), target < {} MiB: {verdict}",
         worst as f64 / 1024.0,

@@ -102,7 +102,10 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     };
     if !default_cwd.is_dir() {
         return usage_error(
-            &format!("working directory `{}` does not exist", default_cwd.display()),
+            &format!(
+                "working directory `{}` does not exist",
+                default_cwd.display()
+            ),
             "pass an existing directory with --cwd",
         );
     }

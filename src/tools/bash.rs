@@ -503,9 +503,8 @@ impl OutputAccumulator {
         let path = self
             .temp_dir
             .join(format!("pi-bash-{:016x}.log", rand::random::<u64>()));
-        let file = std::fs::File::create(&path).map_err(|e| {
-            ToolError::new(format!("{e}, open '{}'", path.display()))
-        })?;
+        let file = std::fs::File::create(&path)
+            .map_err(|e| ToolError::new(format!("{e}, open '{}'", path.display())))?;
         self.temp_file = Some((path, std::io::BufWriter::with_capacity(READ_CHUNK, file)));
         let pending = std::mem::take(&mut self.raw_chunks);
         self.write_temp(&pending)
@@ -531,11 +530,12 @@ impl OutputAccumulator {
         let truncated =
             self.total_lines > self.max_lines || self.total_decoded_bytes > self.max_bytes;
         let truncated_by = if truncated {
-            tail.truncated_by.or(Some(if self.total_decoded_bytes > self.max_bytes {
-                TruncatedBy::Bytes
-            } else {
-                TruncatedBy::Lines
-            }))
+            tail.truncated_by
+                .or(Some(if self.total_decoded_bytes > self.max_bytes {
+                    TruncatedBy::Bytes
+                } else {
+                    TruncatedBy::Lines
+                }))
         } else {
             None
         };

@@ -19,9 +19,7 @@ use super::ls::LsTool;
 use super::read::ReadTool;
 use super::validate::validate_arguments;
 use super::write::WriteTool;
-use super::{
-    EditFailure, EditReport, Tool, ToolContext, ToolDefinition, ToolError, ToolResult,
-};
+use super::{EditFailure, EditReport, Tool, ToolContext, ToolDefinition, ToolError, ToolResult};
 // TODO(merge): replace with `use super::edit::EditTool;` once branch tools-edit is merged, and
 // delete `placeholder_edit` below.
 use placeholder_edit::EditTool;
@@ -90,9 +88,7 @@ impl FromStr for ToolSetSpec {
                     .map(str::to_owned)
                     .collect();
                 if names.is_empty() {
-                    return Err(UnknownToolError {
-                        name: s.to_owned(),
-                    });
+                    return Err(UnknownToolError { name: s.to_owned() });
                 }
                 if let Some(bad) = names.iter().find(|n| !ALL_TOOLS.contains(&n.as_str())) {
                     return Err(UnknownToolError { name: bad.clone() });
@@ -181,21 +177,20 @@ impl ToolSet {
             return ToolResult::error(ToolError::new(format!("Tool {name} not found")));
         };
         let prepared = tool.prepare_arguments(args);
-        let validated =
-            match validate_arguments(name, &tool.definition().parameters, &prepared) {
-                Ok(v) => v,
-                Err(message) => {
-                    let mut err = ToolError::new(message);
-                    if name == "edit" {
-                        err.edit = Some(EditReport {
-                            strategy: ctx.edit_strategy.name().to_owned(),
-                            tiers: Vec::new(),
-                            failure: Some(EditFailure::InvalidArguments),
-                        });
-                    }
-                    return ToolResult::error(err);
+        let validated = match validate_arguments(name, &tool.definition().parameters, &prepared) {
+            Ok(v) => v,
+            Err(message) => {
+                let mut err = ToolError::new(message);
+                if name == "edit" {
+                    err.edit = Some(EditReport {
+                        strategy: ctx.edit_strategy.name().to_owned(),
+                        tiers: Vec::new(),
+                        failure: Some(EditFailure::InvalidArguments),
+                    });
                 }
-            };
+                return ToolResult::error(err);
+            }
+        };
         match AssertUnwindSafe(tool.execute(validated, ctx))
             .catch_unwind()
             .await
@@ -321,14 +316,14 @@ mod tests {
         );
         assert_eq!(result.edit, None);
 
-        // A number becomes the string "42", and "0.2" the timeout 0.2.
+        // A number becomes the string "42", and "5" the timeout 5.
         let result = set
             .call("bash", json!({"command": 42, "timeout": "5"}), &ctx)
             .await;
         assert!(result.is_error);
         assert_eq!(
             result.content[0].as_text().unwrap(),
-            "bash: line 1: 42: command not found\n\n\nCommand exited with code 127"
+            "/bin/bash: line 1: 42: command not found\n\n\nCommand exited with code 127"
         );
     }
 

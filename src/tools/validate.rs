@@ -26,7 +26,11 @@ pub fn validate_arguments(tool_name: &str, schema: &Value, args: &Value) -> Resu
             coerced = next;
         } else {
             // Pi returns here without throwing (only reachable with a primitive root schema).
-            return Ok(normalize_numbers(if check(schema, &next) { next } else { coerced }));
+            return Ok(normalize_numbers(if check(schema, &next) {
+                next
+            } else {
+                coerced
+            }));
         }
     }
     let errors = collect_errors(schema, &coerced);
@@ -75,10 +79,9 @@ fn convert(schema: &Value, value: Value) -> Value {
                 other => vec![other],
             };
             match schema.get("items") {
-                Some(item_schema) if item_schema.is_object() => items
-                    .into_iter()
-                    .map(|v| convert(item_schema, v))
-                    .collect(),
+                Some(item_schema) if item_schema.is_object() => {
+                    items.into_iter().map(|v| convert(item_schema, v)).collect()
+                }
                 _ => Value::Array(items),
             }
         }
@@ -215,7 +218,14 @@ pub(crate) fn js_string_to_number(s: &str) -> Option<f64> {
     if t.is_empty() {
         return Some(0.0);
     }
-    for (prefix, radix) in [("0x", 16), ("0X", 16), ("0o", 8), ("0O", 8), ("0b", 2), ("0B", 2)] {
+    for (prefix, radix) in [
+        ("0x", 16),
+        ("0X", 16),
+        ("0o", 8),
+        ("0O", 8),
+        ("0b", 2),
+        ("0B", 2),
+    ] {
         if let Some(digits) = t.strip_prefix(prefix) {
             if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
                 return None;
@@ -281,21 +291,14 @@ fn is_decimal_literal(s: &str) -> bool {
 fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\u{9}'
-            | '\u{A}'
-            | '\u{B}'
-            | '\u{C}'
-            | '\u{D}'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -305,7 +308,9 @@ fn number_value(n: f64) -> Value {
     if n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 {
         Value::Number(Number::from(n as i64))
     } else {
-        Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
+        Number::from_f64(n)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
     }
 }
 
@@ -446,8 +451,7 @@ fn coerce_with_json_schema(value: Value, schema: &Value) -> Value {
                     }
                 }
             }
-            if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object())
-            {
+            if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
                 for (key, v) in map.iter_mut() {
                     if !properties.is_some_and(|p| p.contains_key(key)) {
                         *v = coerce_with_json_schema(v.take(), additional);
@@ -541,7 +545,9 @@ fn js_length(s: &str) -> usize {
 }
 
 fn limit_text(v: &Value) -> String {
-    v.as_f64().map(js_number_string).unwrap_or_else(|| v.to_string())
+    v.as_f64()
+        .map(js_number_string)
+        .unwrap_or_else(|| v.to_string())
 }
 
 /// TypeBox's `ErrorSchema`: every keyword adds its errors, in TypeBox's keyword order.
@@ -559,7 +565,11 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
         Some(Value::Array(tys)) => {
             let names: Vec<&str> = tys.iter().filter_map(Value::as_str).collect();
             if !names.iter().any(|t| check_type_name(t, value)) {
-                push(errors, path, format!("must be either {}", names.join(" or ")));
+                push(
+                    errors,
+                    path,
+                    format!("must be either {}", names.join(" or ")),
+                );
             }
         }
         _ => {}
@@ -577,7 +587,10 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
                 push(
                     errors,
                     path,
-                    format!("must not have more than {} characters", js_number_string(max)),
+                    format!(
+                        "must not have more than {} characters",
+                        js_number_string(max)
+                    ),
                 );
             }
         }
@@ -586,7 +599,10 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
                 push(
                     errors,
                     path,
-                    format!("must not have fewer than {} characters", js_number_string(min)),
+                    format!(
+                        "must not have fewer than {} characters",
+                        js_number_string(min)
+                    ),
                 );
             }
         }
@@ -601,7 +617,11 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
         for (keyword, comparison, ok) in bounds {
             if let Some(limit) = obj.get(keyword) {
                 if limit.as_f64().is_some_and(|l| !ok(x, l)) {
-                    push(errors, path, format!("must be {comparison} {}", limit_text(limit)));
+                    push(
+                        errors,
+                        path,
+                        format!("must be {comparison} {}", limit_text(limit)),
+                    );
                 }
             }
         }
@@ -613,7 +633,11 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
     }
     if let Some(Value::Array(options)) = obj.get("enum") {
         if !options.iter().any(|o| json_equal(o, value)) {
-            push(errors, path, "must be equal to one of the allowed values".into());
+            push(
+                errors,
+                path,
+                "must be equal to one of the allowed values".into(),
+            );
         }
     }
     if let Some(Value::Array(all)) = obj.get("allOf") {
@@ -628,7 +652,11 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
     }
     if let Some(Value::Array(one)) = obj.get("oneOf") {
         if one.iter().filter(|s| check(s, value)).count() != 1 {
-            push(errors, path, "must match exactly one schema in oneOf".into());
+            push(
+                errors,
+                path,
+                "must match exactly one schema in oneOf".into(),
+            );
         }
     }
 }
@@ -680,7 +708,10 @@ fn object_errors(
             push(
                 errors,
                 path,
-                format!("must not have fewer than {} properties", js_number_string(min)),
+                format!(
+                    "must not have fewer than {} properties",
+                    js_number_string(min)
+                ),
             );
         }
     }
@@ -689,7 +720,10 @@ fn object_errors(
             push(
                 errors,
                 path,
-                format!("must not have more than {} properties", js_number_string(max)),
+                format!(
+                    "must not have more than {} properties",
+                    js_number_string(max)
+                ),
             );
         }
     }

@@ -42,7 +42,14 @@ fn stdout_json(out: &Output) -> Value {
 fn a_successful_bash_call_prints_one_json_result() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().to_str().unwrap();
-    let out = run(&["tool", "bash", "--args", r#"{"command": "echo hi"}"#, "--cwd", cwd]);
+    let out = run(&[
+        "tool",
+        "bash",
+        "--args",
+        r#"{"command": "echo hi"}"#,
+        "--cwd",
+        cwd,
+    ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         stdout_json(&out),
@@ -54,7 +61,14 @@ fn a_successful_bash_call_prints_one_json_result() {
 fn a_tool_error_still_exits_zero() {
     let dir = tempfile::tempdir().unwrap();
     let cwd = dir.path().to_str().unwrap();
-    let out = run(&["tool", "bash", "--args", r#"{"command": "exit 4"}"#, "--cwd", cwd]);
+    let out = run(&[
+        "tool",
+        "bash",
+        "--args",
+        r#"{"command": "exit 4"}"#,
+        "--cwd",
+        cwd,
+    ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         stdout_json(&out),
@@ -86,7 +100,10 @@ fn invalid_json_arguments_are_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.starts_with("error: --args is not valid JSON"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --args is not valid JSON"),
+        "{stderr}"
+    );
     assert!(stderr.contains("\nhint: "), "{stderr}");
 }
 
@@ -133,11 +150,17 @@ fn batch_runs_lines_in_order_and_reports_malformed_ones() {
     assert_eq!(lines[0]["content"][0]["text"], json!("one\n"));
     assert_eq!(lines[1]["isError"], json!(true));
     let malformed = lines[1]["content"][0]["text"].as_str().unwrap();
-    assert!(malformed.starts_with("line 2: invalid batch request"), "{malformed}");
+    assert!(
+        malformed.starts_with("line 2: invalid batch request"),
+        "{malformed}"
+    );
     assert_eq!(lines[2]["content"][0]["text"], json!("sub\n"));
     assert_eq!(lines[3]["content"][0]["text"], json!("Tool nope not found"));
     let missing = lines[4]["content"][0]["text"].as_str().unwrap();
-    assert!(missing.starts_with("line 6: working directory"), "{missing}");
+    assert!(
+        missing.starts_with("line 6: working directory"),
+        "{missing}"
+    );
 }
 
 #[test]

@@ -73,7 +73,9 @@ async fn runs_in_the_cwd() {
 #[tokio::test]
 async fn stdin_is_dev_null() {
     let (_d, ctx) = ctx();
-    let out = run(&ctx, json!({"command": "cat; echo end"})).await.unwrap();
+    let out = run(&ctx, json!({"command": "cat; echo end"}))
+        .await
+        .unwrap();
     assert_eq!(text(&out), "end\n");
 }
 
@@ -113,11 +115,21 @@ async fn missing_cwd_is_an_error() {
 async fn timeout_with_fractional_seconds() {
     let (_d, ctx) = ctx();
     let started = Instant::now();
-    let err = run(&ctx, json!({"command": "echo start; sleep 10", "timeout": 0.5}))
-        .await
-        .unwrap_err();
-    assert_eq!(err.message, "start\n\n\nCommand timed out after 0.5 seconds");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let err = run(
+        &ctx,
+        json!({"command": "echo start; sleep 10", "timeout": 0.5}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "start\n\n\nCommand timed out after 0.5 seconds"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 
     let err = run(&ctx, json!({"command": "sleep 10", "timeout": 1}))
         .await
@@ -132,9 +144,12 @@ async fn zero_or_negative_timeout_means_none() {
         .await
         .unwrap();
     assert_eq!(text(&out), "ok\n");
-    let out = run(&ctx, json!({"command": "sleep 0.2; echo ok", "timeout": -1}))
-        .await
-        .unwrap();
+    let out = run(
+        &ctx,
+        json!({"command": "sleep 0.2; echo ok", "timeout": -1}),
+    )
+    .await
+    .unwrap();
     assert_eq!(text(&out), "ok\n");
 }
 
@@ -162,7 +177,10 @@ async fn timeout_kills_the_whole_group_even_when_a_background_child_holds_the_pi
         .await
         .unwrap_err();
     let elapsed = started.elapsed();
-    assert_eq!(err.message, "started\n\n\nCommand timed out after 0.5 seconds");
+    assert_eq!(
+        err.message,
+        "started\n\n\nCommand timed out after 0.5 seconds"
+    );
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     let pid: i32 = std::fs::read_to_string(&pid_file)
         .unwrap()
@@ -207,7 +225,9 @@ async fn cancellation_kills_and_reports_command_aborted() {
     assert!(started.elapsed() < Duration::from_secs(5));
 
     // Already aborted: nothing runs.
-    let err = run(&ctx, json!({"command": "echo never"})).await.unwrap_err();
+    let err = run(&ctx, json!({"command": "echo never"}))
+        .await
+        .unwrap_err();
     assert_eq!(err.message, "Command aborted");
 }
 
@@ -215,10 +235,16 @@ fn single_log(ctx: &ToolContext) -> PathBuf {
     let logs = log_files(ctx);
     assert_eq!(logs.len(), 1, "{logs:?}");
     let name = logs[0].file_name().unwrap().to_str().unwrap().to_owned();
-    assert!(name.starts_with("pi-bash-") && name.ends_with(".log"), "{name}");
+    assert!(
+        name.starts_with("pi-bash-") && name.ends_with(".log"),
+        "{name}"
+    );
     let hex = &name["pi-bash-".len()..name.len() - ".log".len()];
     assert_eq!(hex.len(), 16);
-    assert!(hex.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    assert!(
+        hex.chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
     logs[0].clone()
 }
 
@@ -304,7 +330,10 @@ async fn two_thousand_lines_of_51_bytes_are_truncated_by_bytes() {
         &t[t.len() - 150..]
     );
     assert!(t.starts_with(&format!("{:050}\n", 998)));
-    assert_eq!(out.details.unwrap()["truncation"]["truncatedBy"], json!("bytes"));
+    assert_eq!(
+        out.details.unwrap()["truncation"]["truncatedBy"],
+        json!("bytes")
+    );
     assert_eq!(std::fs::metadata(&log).unwrap().len(), 2000 * 51);
 }
 
@@ -386,7 +415,10 @@ fn accumulator_memory_stays_bounded_and_counts_globally() {
     assert_eq!(snap.truncation.total_lines, 200 * 1024 + 1);
     assert_eq!(snap.truncation.total_bytes, 200 * chunk.len());
     let line_cost = chunk.find('\n').unwrap() + 1;
-    assert_eq!(snap.truncation.output_lines, 1 + DEFAULT_MAX_BYTES / line_cost);
+    assert_eq!(
+        snap.truncation.output_lines,
+        1 + DEFAULT_MAX_BYTES / line_cost
+    );
     let path = snap.full_output_path.unwrap();
     assert_eq!(
         std::fs::metadata(path).unwrap().len(),

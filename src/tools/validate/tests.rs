@@ -28,24 +28,54 @@ fn error_lines(tool: &str, args: Value) -> Vec<String> {
 fn number_strings_are_converted() {
     let out = ok("read", json!({"path": "f", "offset": "5", "limit": "10"}));
     assert_eq!(out, json!({"path": "f", "offset": 5, "limit": 10}));
-    assert_eq!(ok("read", json!({"path": "f", "offset": "  7  "}))["offset"], json!(7));
-    assert_eq!(ok("read", json!({"path": "f", "offset": "1e2"}))["offset"], json!(100));
-    assert_eq!(ok("read", json!({"path": "f", "offset": "5.5"}))["offset"], json!(5.5));
-    assert_eq!(ok("read", json!({"path": "f", "offset": ""}))["offset"], json!(0));
-    assert_eq!(ok("read", json!({"path": "f", "offset": null}))["offset"], json!(0));
-    assert_eq!(ok("read", json!({"path": "f", "offset": true}))["offset"], json!(1));
-    assert_eq!(ok("read", json!({"path": "f", "offset": "true"}))["offset"], json!(1));
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": "  7  "}))["offset"],
+        json!(7)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": "1e2"}))["offset"],
+        json!(100)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": "5.5"}))["offset"],
+        json!(5.5)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": ""}))["offset"],
+        json!(0)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": null}))["offset"],
+        json!(0)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": true}))["offset"],
+        json!(1)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": "true"}))["offset"],
+        json!(1)
+    );
 }
 
 #[test]
 fn integral_floats_come_out_as_integers() {
-    assert_eq!(ok("read", json!({"path": "f", "offset": 5.0}))["offset"], json!(5));
+    assert_eq!(
+        ok("read", json!({"path": "f", "offset": 5.0}))["offset"],
+        json!(5)
+    );
     assert!(ok("read", json!({"path": "f", "offset": 5.0}))["offset"].is_u64());
 }
 
 #[test]
 fn non_numbers_must_be_number() {
-    for bad in [json!("abc"), json!([5]), json!({}), json!("Infinity"), json!("1e400")] {
+    for bad in [
+        json!("abc"),
+        json!([5]),
+        json!({}),
+        json!("Infinity"),
+        json!("1e400"),
+    ] {
         assert_eq!(
             error_lines("read", json!({"path": "f.txt", "offset": bad})),
             ["  - offset: must be number"],
@@ -224,7 +254,10 @@ fn received_arguments_are_the_originals_formatted_like_json_stringify() {
 
 #[test]
 fn integer_like_keys_come_first_as_in_js_objects() {
-    let text = err("read", json!({"path": [], "b": 1, "10": 2, "2": 3, "01": 4}));
+    let text = err(
+        "read",
+        json!({"path": [], "b": 1, "10": 2, "2": 3, "01": 4}),
+    );
     let received = text.split("\n\nReceived arguments:\n").nth(1).unwrap();
     assert_eq!(
         received,
@@ -256,8 +289,14 @@ fn js_string_to_number_matches_javascript() {
 #[test]
 fn typebox_number_conversion_extras() {
     // "TRUE" (any case) and bigint literals convert for numbers; "yes" does not.
-    assert_eq!(ok("read", json!({"path": "f", "limit": "TRUE"}))["limit"], json!(1));
-    assert_eq!(ok("read", json!({"path": "f", "limit": "12n"}))["limit"], json!(12));
+    assert_eq!(
+        ok("read", json!({"path": "f", "limit": "TRUE"}))["limit"],
+        json!(1)
+    );
+    assert_eq!(
+        ok("read", json!({"path": "f", "limit": "12n"}))["limit"],
+        json!(12)
+    );
 }
 
 #[test]
@@ -280,7 +319,16 @@ fn schema_features_beyond_pi_tools() {
     )
     .unwrap_err();
     assert!(text.contains("  - n: must be >= 1\n"), "{text}");
-    assert!(text.contains("  - kind: must be equal to one of the allowed values\n"), "{text}");
-    assert!(text.contains("  - tags: must not have more than 2 items\n"), "{text}");
-    assert!(text.contains("  - either: must be either string or number\n"), "{text}");
+    assert!(
+        text.contains("  - kind: must be equal to one of the allowed values\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  - tags: must not have more than 2 items\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  - either: must be either string or number\n"),
+        "{text}"
+    );
 }
