@@ -95,7 +95,9 @@ async fn run_bash(
         return Err(ToolError::new("Command aborted"));
     }
 
-    let (reader, writer) = std::io::pipe().map_err(|e| spawn_error(&e))?;
+    // One pipe for both streams: the kernel keeps the true arrival order.
+    let (writer, mut pipe) = tokio::net::unix::pipe::pipe().map_err(|e| spawn_error(&e))?;
+    let writer = writer.into_blocking_fd().map_err(|e| spawn_error(&e))?;
     let writer_clone = writer.try_clone().map_err(|e| spawn_error(&e))?;
     let mut cmd = tokio::process::Command::new(shell_path(&ctx.env));
     cmd.arg("-c")
@@ -104,7 +106,6 @@ async fn run_bash(
         .env_clear()
         .envs(ctx.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        // One pipe for both streams: the kernel keeps the true arrival order.
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_clone))
         .process_group(0);
@@ -114,8 +115,6 @@ async fn run_bash(
     drop(cmd);
     let mut child = spawned.map_err(|e| spawn_error(&e))?;
     let pid = child.id().map(|p| p as i32);
-    let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
-        .map_err(|e| spawn_error(&e))?;
 
     let deadline = timeout
         .filter(|t| *t > 0.0)

@@ -23,6 +23,12 @@ impl FindTool {
     }
 }
 
+impl Default for FindTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[async_trait]
 impl Tool for FindTool {
     fn definition(&self) -> &ToolDefinition {

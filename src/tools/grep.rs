@@ -23,6 +23,12 @@ impl GrepTool {
     }
 }
 
+impl Default for GrepTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[async_trait]
 impl Tool for GrepTool {
     fn definition(&self) -> &ToolDefinition {

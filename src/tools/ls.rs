@@ -23,6 +23,12 @@ impl LsTool {
     }
 }
 
+impl Default for LsTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[async_trait]
 impl Tool for LsTool {
     fn definition(&self) -> &ToolDefinition {

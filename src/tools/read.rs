@@ -23,6 +23,12 @@ impl ReadTool {
     }
 }
 
+impl Default for ReadTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[async_trait]
 impl Tool for ReadTool {
     fn definition(&self) -> &ToolDefinition {

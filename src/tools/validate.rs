@@ -171,8 +171,8 @@ fn try_boolean(value: &Value) -> Option<bool> {
     match value {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => match n.as_f64() {
-            Some(x) if x == 0.0 => Some(false),
-            Some(x) if x == 1.0 => Some(true),
+            Some(0.0) => Some(false),
+            Some(1.0) => Some(true),
             _ => None,
         },
         Value::Null => Some(false),
@@ -608,7 +608,8 @@ fn schema_errors(schema: &Value, value: &Value, path: &str, errors: &mut Vec<Val
         }
     }
     if let Some(x) = value.as_f64() {
-        let bounds: [(&str, &str, fn(f64, f64) -> bool); 4] = [
+        type Bound = (&'static str, &'static str, fn(f64, f64) -> bool);
+        let bounds: [Bound; 4] = [
             ("exclusiveMaximum", "<", |x, l| x < l),
             ("exclusiveMinimum", ">", |x, l| x > l),
             ("maximum", "<=", |x, l| x <= l),

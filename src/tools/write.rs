@@ -23,6 +23,12 @@ impl WriteTool {
     }
 }
 
+impl Default for WriteTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[async_trait]
 impl Tool for WriteTool {
     fn definition(&self) -> &ToolDefinition {
