@@ -12,6 +12,7 @@ for cmd in "head -c 1073741824 /dev/zero | tr '\\\\0' a" "yes | head -c 10737418
     >"$tmp/out.json" 2>"$tmp/time.txt"
   rss=$(grep 'Maximum resident set size' "$tmp/time.txt" | awk '{print $NF}')
   wall=$(grep 'Elapsed (wall clock)' "$tmp/time.txt" | awk '{print $NF}')
-  printf '%-45s wall %-8s peak RSS %6d KiB (%.1f MiB)\n' "$cmd" "$wall" "$rss" "$(echo "$rss/1024" | bc -l)"
+  ok=$(grep -q '"isError":false' "$tmp/out.json" && echo ok || echo TOOL-ERROR)
+  printf '%-45s %-10s wall %-8s peak RSS %6d KiB (%.1f MiB)\n' "$cmd" "$ok" "$wall" "$rss" "$(echo "$rss/1024" | bc -l)"
   rm -f "$tmp"/pi-bash-*.log
 done
