@@ -275,6 +275,31 @@ pub fn truncate_line(line: &str, max_chars: usize) -> TruncatedLine {
     }
 }
 
+/// A number as JS `String(n)` prints it: `5`, `2.5`, `1e+21`, `0` for `-0`. Pi's notices
+/// interpolate the raw numeric arguments, so a fractional `offset` or `limit` shows as such.
+pub fn js_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if n == 0.0 {
+        return "0".into();
+    }
+    let abs = n.abs();
+    if (1e-6..1e21).contains(&abs) {
+        // Rust's Display is the shortest round-trip form without exponent, as JS in this range.
+        return format!("{n}");
+    }
+    // Exponent form: Rust's `{:e}` is the same shortest mantissa, JS writes `e+` for positives.
+    let s = format!("{n:e}");
+    match s.split_once('e') {
+        Some((mantissa, exp)) if !exp.starts_with('-') => format!("{mantissa}e+{exp}"),
+        _ => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +478,20 @@ mod tests {
             t.text,
             format!("a{}\u{FFFD}... [truncated]", "😀".repeat(249))
         );
+    }
+
+    #[test]
+    fn js_number_formats_like_js() {
+        assert_eq!(js_number(5.0), "5");
+        assert_eq!(js_number(2.5), "2.5");
+        assert_eq!(js_number(-1.0), "-1");
+        assert_eq!(js_number(-0.0), "0");
+        assert_eq!(js_number(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(js_number(1e21), "1e+21");
+        assert_eq!(js_number(1e300), "1e+300");
+        assert_eq!(js_number(123456789012345680000.0), "123456789012345680000");
+        assert_eq!(js_number(1e-7), "1e-7");
+        assert_eq!(js_number(0.000001), "0.000001");
     }
 
     #[test]
