@@ -207,7 +207,10 @@ mod tests {
 
     #[test]
     fn unicode_spaces_become_ascii_spaces() {
-        assert_eq!(r("a\u{00A0}b\u{2003}c\u{202F}d\u{205F}e\u{3000}f"), "/work/cwd/a b c d e f");
+        assert_eq!(
+            r("a\u{00A0}b\u{2003}c\u{202F}d\u{205F}e\u{3000}f"),
+            "/work/cwd/a b c d e f"
+        );
         // U+200B (zero width space) is not in the set.
         assert_eq!(r("a\u{200B}b"), "/work/cwd/a\u{200B}b");
     }
@@ -243,17 +246,26 @@ mod tests {
         assert_eq!(resolve_read_path("café.txt", cwd, cwd), cwd.join(&nfd_name));
 
         std::fs::write(cwd.join("it\u{2019}s.txt"), "x").unwrap();
-        assert_eq!(resolve_read_path("it's.txt", cwd, cwd), cwd.join("it\u{2019}s.txt"));
+        assert_eq!(
+            resolve_read_path("it's.txt", cwd, cwd),
+            cwd.join("it\u{2019}s.txt")
+        );
 
         let both: String = "né\u{2019}.txt".nfd().collect();
         std::fs::write(cwd.join(&both), "x").unwrap();
         assert_eq!(resolve_read_path("né'.txt", cwd, cwd), cwd.join(&both));
 
         // Nothing matches: the plain resolved path.
-        assert_eq!(resolve_read_path("nope's.txt", cwd, cwd), cwd.join("nope's.txt"));
+        assert_eq!(
+            resolve_read_path("nope's.txt", cwd, cwd),
+            cwd.join("nope's.txt")
+        );
         // An existing path wins over variants.
         std::fs::write(cwd.join("it's.txt"), "x").unwrap();
-        assert_eq!(resolve_read_path("it's.txt", cwd, cwd), cwd.join("it's.txt"));
+        assert_eq!(
+            resolve_read_path("it's.txt", cwd, cwd),
+            cwd.join("it's.txt")
+        );
     }
 
     #[test]
