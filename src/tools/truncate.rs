@@ -300,6 +300,15 @@ pub fn js_number(n: f64) -> String {
     }
 }
 
+/// A JS number as JSON, the way `JSON.stringify` writes it: integral values without `.0`.
+pub fn js_json_number(n: f64) -> serde_json::Value {
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        serde_json::Value::from(n as i64)
+    } else {
+        serde_json::Value::from(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
