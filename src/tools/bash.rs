@@ -21,10 +21,11 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::definitions::pi_definition;
-use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
-use truncate_shim::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationResult, format_size, truncate_tail,
+use super::truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationResult, format_size, js_number,
+    truncate_tail,
 };
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// How long Pi waits after the shell exits for the pipes to close (`waitForChildProcess`).
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
@@ -168,7 +169,7 @@ async fn run_bash(
                 Interrupt::Aborted => "Command aborted".to_owned(),
                 Interrupt::TimedOut => format!(
                     "Command timed out after {} seconds",
-                    js_number_string(timeout.unwrap_or_default())
+                    js_number(timeout.unwrap_or_default())
                 ),
             };
             Err(ToolError::new(append_status(&text, &status)))
@@ -292,42 +293,6 @@ fn format_output(snapshot: &Snapshot, empty_text: &str) -> (String, Option<Value
         details.insert("fullOutputPath".into(), json!(p.display().to_string()));
     }
     (text, Some(Value::Object(details)))
-}
-
-/// JavaScript's `Number.prototype.toString()` for a finite double (`1`, `0.5`, `1e+21`, `1e-7`).
-pub(crate) fn js_number_string(x: f64) -> String {
-    if x.is_nan() {
-        return "NaN".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // `{:e}` gives the shortest round-trip digits, like JS: "1.2345e-7".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').expect("LowerExp has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let k = digits.len() as i64;
-    let n = exp.parse::<i64>().expect("LowerExp exponent") + 1;
-    let body = if k <= n && n <= 21 {
-        format!("{digits}{}", "0".repeat((n - k) as usize))
-    } else if 0 < n && n <= 21 {
-        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
-    } else if -6 < n && n <= 0 {
-        format!("0.{}{digits}", "0".repeat((-n) as usize))
-    } else {
-        let e = n - 1;
-        let e_sign = if e < 0 { "-" } else { "+" };
-        if k == 1 {
-            format!("{digits}e{e_sign}{}", e.abs())
-        } else {
-            format!("{}.{}e{e_sign}{}", &digits[..1], &digits[1..], e.abs())
-        }
-    };
-    format!("{sign}{body}")
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -601,117 +566,6 @@ pub fn is_secret_name(name: &str) -> bool {
         "NETRC",
     ];
     WORDS.iter().any(|w| upper.contains(w)) || NAMES.contains(&upper.as_str())
-}
-
-// ------------------------------------------------------------------------------------------------
-// TEMPORARY: a private copy of `truncate.rs`'s `truncate_tail` and `format_size` until the real
-// module (branch tools-fs) lands. Same signatures; delete this module and import
-// `super::truncate::{...}` once it is merged.
-// ------------------------------------------------------------------------------------------------
-mod truncate_shim {
-    use serde::Serialize;
-
-    pub const DEFAULT_MAX_LINES: usize = 2000;
-    pub const DEFAULT_MAX_BYTES: usize = 51200;
-
-    /// Which limit cut the content.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-    #[serde(rename_all = "lowercase")]
-    pub enum TruncatedBy {
-        Lines,
-        Bytes,
-    }
-
-    /// Pi's `TruncationResult` (fields in Pi's order).
-    #[derive(Debug, Clone, PartialEq, Serialize)]
-    #[serde(rename_all = "camelCase")]
-    pub struct TruncationResult {
-        pub content: String,
-        pub truncated: bool,
-        pub truncated_by: Option<TruncatedBy>,
-        pub total_lines: usize,
-        pub total_bytes: usize,
-        pub output_lines: usize,
-        pub output_bytes: usize,
-        pub last_line_partial: bool,
-        pub first_line_exceeds_limit: bool,
-        pub max_lines: usize,
-        pub max_bytes: usize,
-    }
-
-    /// Pi's `formatSize`.
-    pub fn format_size(bytes: usize) -> String {
-        let b = bytes as u128;
-        let tenths = |unit: u128| (b * 20 + unit) / (2 * unit);
-        if b < 1024 {
-            format!("{b}B")
-        } else if b < 1024 * 1024 {
-            let t = tenths(1024);
-            format!("{}.{}KB", t / 10, t % 10)
-        } else {
-            let t = tenths(1024 * 1024);
-            format!("{}.{}MB", t / 10, t % 10)
-        }
-    }
-
-    /// Pi's `truncateTail`.
-    pub fn truncate_tail(content: &str, max_lines: usize, max_bytes: usize) -> TruncationResult {
-        let total_bytes = content.len();
-        let lines: Vec<&str> = content.split('\n').collect();
-        let total_lines = lines.len();
-        let mut result = TruncationResult {
-            content: content.to_owned(),
-            truncated: false,
-            truncated_by: None,
-            total_lines,
-            total_bytes,
-            output_lines: total_lines,
-            output_bytes: total_bytes,
-            last_line_partial: false,
-            first_line_exceeds_limit: false,
-            max_lines,
-            max_bytes,
-        };
-        if total_lines <= max_lines && total_bytes <= max_bytes {
-            return result;
-        }
-        let mut kept: Vec<String> = Vec::new();
-        let mut used = 0usize;
-        let mut by = TruncatedBy::Lines;
-        for line in lines.iter().rev() {
-            if kept.len() >= max_lines {
-                break;
-            }
-            let cost = line.len() + usize::from(!kept.is_empty());
-            if used + cost > max_bytes {
-                by = TruncatedBy::Bytes;
-                if kept.is_empty() {
-                    let bytes = line.as_bytes();
-                    let mut start = bytes.len().saturating_sub(max_bytes);
-                    while start < bytes.len() && (bytes[start] & 0xC0) == 0x80 {
-                        start += 1;
-                    }
-                    let part = line[start..].to_owned();
-                    used = part.len();
-                    kept.push(part);
-                    result.last_line_partial = true;
-                }
-                break;
-            }
-            kept.push((*line).to_owned());
-            used += cost;
-        }
-        if kept.len() >= max_lines && used <= max_bytes {
-            by = TruncatedBy::Lines;
-        }
-        kept.reverse();
-        result.content = kept.join("\n");
-        result.truncated = true;
-        result.truncated_by = Some(by);
-        result.output_lines = kept.len();
-        result.output_bytes = result.content.len();
-        result
-    }
 }
 
 #[cfg(test)]

@@ -6,11 +6,11 @@
 //! `properties`, `additionalProperties`, `items`, `enum`, `const`, `anyOf`/`oneOf`/`allOf`,
 //! length, size and range bounds), in TypeBox's keyword order. Pure functions over
 //! `serde_json::Value`; depends on nothing else in the crate except the JS number formatting
-//! shared with `bash`.
+//! in `truncate`.
 
 use serde_json::{Map, Number, Value};
 
-use super::bash::js_number_string;
+use super::truncate::js_number as js_number_string;
 
 /// Pi's `validateToolArguments`: returns the coerced arguments, or Pi's exact error text
 /// (`Validation failed for tool "name":\n  - path: message\n...\n\nReceived arguments:\n{...}`).

@@ -467,7 +467,7 @@ fn secret_names() {
 }
 
 #[test]
-fn js_number_strings() {
+fn timeout_texts_use_js_numbers() {
     for (x, s) in [
         (1.0, "1"),
         (0.5, "0.5"),
@@ -484,7 +484,7 @@ fn js_number_strings() {
         (0.0, "0"),
         (-0.0, "0"),
     ] {
-        assert_eq!(js_number_string(x), s, "{x}");
+        assert_eq!(js_number(x), s, "{x}");
     }
 }
 
