@@ -108,7 +108,7 @@ fn generated(count: usize) -> Vec<Case> {
     let mut rng = StdRng::seed_from_u64(0x5eed_ed17);
     let mut cases = Vec::new();
     for n in 0..count {
-        let len = rng.gen_range(1..40);
+        let len = rng.gen_range(1..80);
         let mut content: String = (0..len).map(|_| PIECES[rng.gen_range(0..PIECES.len())]).collect();
         if rng.gen_bool(0.1) {
             content.insert(0, '\u{FEFF}');
@@ -228,7 +228,7 @@ async fn run_ours(c: &Case) -> Outcome {
 #[ignore = "needs node and `npm install` in benches/pi"]
 async fn edit_matches_pi() {
     let mut cases = hand_written();
-    cases.extend(generated(400));
+    cases.extend(generated(1000));
     let work = tempfile::tempdir().unwrap();
     let pi = run_pi(&cases, work.path());
     assert_eq!(pi.len(), cases.len());

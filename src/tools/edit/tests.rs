@@ -505,6 +505,19 @@ fn diff_context_rules() {
     assert_eq!(d, DiffString { diff: String::new(), first_changed_line: None });
 }
 
+#[test]
+fn diff_breaks_ties_like_jsdiff() {
+    // Outputs of Pi's generateDiffString for these inputs.
+    for (old, new, expected, first) in [
+        ("a\nb\n", "b\na\n", "-1 a\n 2 b\n+2 a", 1),
+        ("x\n\ny\n", "x\ny\n\n", " 1 x\n-2 \n 3 y\n+3 ", 2),
+        ("1\n2\n3\n", "3\n2\n1\n", "-1 1\n-2 2\n 3 3\n+2 2\n+3 1", 1),
+    ] {
+        let d = generate_diff_string(old, new, 4);
+        assert_eq!((d.diff.as_str(), d.first_changed_line), (expected, Some(first)), "{old:?} -> {new:?}");
+    }
+}
+
 // ---- queue, abort, paths -------------------------------------------------------------------------
 
 #[tokio::test]
