@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{exit, internal_error, usage_error};
-use crate::tools::edit::{EditStrategy, PiStrategy};
+use crate::tools::edit::{EditStrategy, strategy_by_name, strategy_names};
 use crate::tools::registry::all_tool_names;
 use crate::tools::{ToolContext, ToolResult, ToolSet, ToolSetSpec};
 
@@ -166,16 +166,13 @@ impl Settings {
 }
 
 /// The edit strategy called `name`.
-// TODO(merge): use `crate::tools::edit::strategy_by_name` (branch tools-edit), which also has
-// `exact`.
 fn edit_strategy(name: &str) -> Result<Arc<dyn EditStrategy>, ExitCode> {
-    match name {
-        "pi" => Ok(Arc::new(PiStrategy)),
-        _ => Err(usage_error(
+    strategy_by_name(name).ok_or_else(|| {
+        usage_error(
             &format!("unknown edit strategy `{name}`"),
-            "valid strategies: pi, exact",
-        )),
-    }
+            &format!("valid strategies: {}", strategy_names().join(", ")),
+        )
+    })
 }
 
 /// One line of `harness tool --batch` input.

@@ -13,6 +13,7 @@ use futures::FutureExt;
 use serde_json::Value;
 
 use super::bash::BashTool;
+use super::edit::EditTool;
 use super::find::FindTool;
 use super::grep::GrepTool;
 use super::ls::LsTool;
@@ -20,9 +21,6 @@ use super::read::ReadTool;
 use super::validate::validate_arguments;
 use super::write::WriteTool;
 use super::{EditFailure, EditReport, Tool, ToolContext, ToolDefinition, ToolError, ToolResult};
-// TODO(merge): replace with `use super::edit::EditTool;` once branch tools-edit is merged, and
-// delete `placeholder_edit` below.
-use placeholder_edit::EditTool;
 
 /// Pi's seven tools, in the order `harness tools --set all` lists them.
 const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
@@ -206,38 +204,6 @@ impl ToolSet {
                     "Internal error in tool {name}: {what}"
                 )))
             }
-        }
-    }
-}
-
-/// TEMPORARY stand-in for `edit::EditTool` (branch tools-edit) so this branch compiles.
-mod placeholder_edit {
-    use async_trait::async_trait;
-    use serde_json::Value;
-
-    use crate::tools::definitions::pi_definition;
-    use crate::tools::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
-
-    pub struct EditTool {
-        definition: ToolDefinition,
-    }
-
-    impl EditTool {
-        pub fn new() -> Self {
-            EditTool {
-                definition: pi_definition("edit"),
-            }
-        }
-    }
-
-    #[async_trait]
-    impl Tool for EditTool {
-        fn definition(&self) -> &ToolDefinition {
-            &self.definition
-        }
-
-        async fn execute(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-            todo!("edit tool: branch tools-edit")
         }
     }
 }

@@ -186,3 +186,43 @@ fn tools_lists_definitions() {
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(all.as_array().unwrap().len(), 7);
 }
+
+#[test]
+fn edit_telemetry_only_with_the_flag_and_the_strategy_is_selectable() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "hello world\n").unwrap();
+    let cwd = dir.path().to_str().unwrap();
+    let args = r#"{"path": "f.txt", "edits": [{"oldText": "world", "newText": "there"}]}"#;
+    let out = run(&[
+        "tool",
+        "edit",
+        "--args",
+        args,
+        "--cwd",
+        cwd,
+        "--edit-strategy",
+        "exact",
+        "--telemetry",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let result = stdout_json(&out);
+    assert_eq!(result["isError"], json!(false), "{result}");
+    assert_eq!(result["edit"]["strategy"], json!("exact"), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "hello there\n"
+    );
+
+    let out = run(&["tool", "edit", "--args", "{}", "--cwd", cwd]);
+    let result = stdout_json(&out);
+    assert_eq!(result["isError"], json!(true));
+    assert!(result.get("edit").is_none(), "{result}");
+
+    let out = run(&["tool", "edit", "--args", "{}", "--edit-strategy", "bogus"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("hint: valid strategies: pi, exact"),
+        "{stderr}"
+    );
+}

@@ -1,3 +1,4 @@
 //! The integration tests: one binary, one submodule per area.
 
 mod cli_tool;
+mod edit;
