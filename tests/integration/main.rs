@@ -1,3 +1,5 @@
-//! The integration-test binary: one submodule per area.
+//! The integration tests: one binary, one submodule per area.
 
+mod cli_tool;
+mod edit;
 mod tasks;
