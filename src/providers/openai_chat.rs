@@ -480,7 +480,7 @@ mod tests {
             Usage { input: 80, output: 42, cache_read: 20, cache_write: 0, total_tokens: 142 }
         );
         let u = parse_usage(&json!({"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":30,"cache_write_tokens":10}}));
-        assert_eq!((u.input, u.cache_read, u.cache_write), (80, 20, 10));
+        assert_eq!((u.input, u.cache_read, u.cache_write), (70, 20, 10));
     }
 
     #[tokio::test]
