@@ -247,7 +247,8 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
         if last["role"] == "user" {
             let content = &mut last["content"];
             if let Value::String(text) = content {
-                *content = json!([{"type": "text", "text": text, "cache_control": cache_control()}]);
+                *content =
+                    json!([{"type": "text", "text": text, "cache_control": cache_control()}]);
             } else if let Some(Value::Object(block)) =
                 content.as_array_mut().and_then(|a| a.last_mut())
             {
@@ -486,19 +487,46 @@ mod tests {
     #[tokio::test]
     async fn reads_text_tool_use_and_usage() {
         let s = stream(&[
-            ("message_start", json!({"type":"message_start","message":{"id":"msg_01","usage":{"input_tokens":100,"output_tokens":1,"cache_read_input_tokens":20,"cache_creation_input_tokens":5}}})),
+            (
+                "message_start",
+                json!({"type":"message_start","message":{"id":"msg_01","usage":{"input_tokens":100,"output_tokens":1,"cache_read_input_tokens":20,"cache_creation_input_tokens":5}}}),
+            ),
             ("ping", json!({"type":"ping"})),
-            ("content_block_start", json!({"index":0,"content_block":{"type":"text","text":""}})),
-            ("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"Read"}})),
-            ("content_block_delta", json!({"index":0,"delta":{"type":"text_delta","text":"ing."}})),
+            (
+                "content_block_start",
+                json!({"index":0,"content_block":{"type":"text","text":""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index":0,"delta":{"type":"text_delta","text":"Read"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index":0,"delta":{"type":"text_delta","text":"ing."}}),
+            ),
             ("content_block_stop", json!({"index":0})),
-            ("content_block_start", json!({"index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"read","input":{}}})),
-            ("content_block_delta", json!({"index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}})),
-            ("content_block_delta", json!({"index":1,"delta":{"type":"input_json_delta","partial_json":"\"a.txt\"}"}})),
+            (
+                "content_block_start",
+                json!({"index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"read","input":{}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\":"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index":1,"delta":{"type":"input_json_delta","partial_json":"\"a.txt\"}"}}),
+            ),
             ("content_block_stop", json!({"index":1})),
-            ("content_block_start", json!({"index":2,"content_block":{"type":"tool_use","id":"toolu_02","name":"ls","input":{}}})),
+            (
+                "content_block_start",
+                json!({"index":2,"content_block":{"type":"tool_use","id":"toolu_02","name":"ls","input":{}}}),
+            ),
             ("content_block_stop", json!({"index":2})),
-            ("message_delta", json!({"delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42,"input_tokens":null}})),
+            (
+                "message_delta",
+                json!({"delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":42,"input_tokens":null}}),
+            ),
             ("message_stop", json!({})),
         ]);
         let m = read_stream(&spec(), s).await.unwrap();
@@ -510,7 +538,13 @@ mod tests {
         assert_eq!(m.response_id.as_deref(), Some("msg_01"));
         assert_eq!(
             m.usage,
-            Usage { input: 100, output: 42, cache_read: 20, cache_write: 5, total_tokens: 167 }
+            Usage {
+                input: 100,
+                output: 42,
+                cache_read: 20,
+                cache_write: 5,
+                total_tokens: 167
+            }
         );
     }
 
@@ -522,12 +556,16 @@ mod tests {
         ]);
         assert_eq!(
             read_stream(&spec(), s).await.unwrap_err(),
-            ProviderError::Protocol { message: "Unhandled stop reason: weird".into() }
+            ProviderError::Protocol {
+                message: "Unhandled stop reason: weird".into()
+            }
         );
         let s = stream(&[("message_start", json!({"message":{"id":"m"}}))]);
         assert_eq!(
             read_stream(&spec(), s).await.unwrap_err(),
-            ProviderError::StreamCut { message: "Anthropic stream ended before message_stop".into() }
+            ProviderError::StreamCut {
+                message: "Anthropic stream ended before message_stop".into()
+            }
         );
     }
 
@@ -542,11 +580,16 @@ mod tests {
             })
         };
         let msgs = vec![
-            Message::User { content: UserContent::Text("  ".into()) },
+            Message::User {
+                content: UserContent::Text("  ".into()),
+            },
             tr("a", vec![Content::text("x"), Content::text("y")], false),
             tr(
                 "b",
-                vec![Content::Image { data: "AA".into(), mime_type: "image/png".into() }],
+                vec![Content::Image {
+                    data: "AA".into(),
+                    mime_type: "image/png".into(),
+                }],
                 true,
             ),
         ];

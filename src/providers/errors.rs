@@ -103,18 +103,27 @@ mod tests {
 
     #[test]
     fn maps_statuses() {
-        assert_eq!(from_http_status(401, &[], " bad key \n").kind(), "authentication");
+        assert_eq!(
+            from_http_status(401, &[], " bad key \n").kind(),
+            "authentication"
+        );
         assert_eq!(from_http_status(403, &[], "").kind(), "authentication");
         assert_eq!(from_http_status(429, &[], "").kind(), "rate_limited");
         assert_eq!(from_http_status(529, &[], "").kind(), "overloaded");
         assert_eq!(from_http_status(503, &[], "").kind(), "overloaded");
-        assert_eq!(from_http_status(502, &[], "Overloaded").kind(), "overloaded");
+        assert_eq!(
+            from_http_status(502, &[], "Overloaded").kind(),
+            "overloaded"
+        );
         assert_eq!(from_http_status(500, &[], "boom").kind(), "server_error");
         assert_eq!(
             from_http_status(400, &[], "prompt is too long: 210000 tokens").kind(),
             "context_too_long"
         );
-        assert_eq!(from_http_status(400, &[], "bad field").kind(), "invalid_request");
+        assert_eq!(
+            from_http_status(400, &[], "bad field").kind(),
+            "invalid_request"
+        );
         assert_eq!(from_http_status(404, &[], "").kind(), "invalid_request");
         assert_eq!(
             from_http_status(401, &[], " bad key \n"),
@@ -130,7 +139,10 @@ mod tests {
         let now = chrono::DateTime::parse_from_rfc2822("Wed, 21 Oct 2015 07:28:00 GMT")
             .unwrap()
             .with_timezone(&chrono::Utc);
-        assert_eq!(retry_after(&h(&[("retry-after", "3")]), now), Some(Duration::from_secs(3)));
+        assert_eq!(
+            retry_after(&h(&[("retry-after", "3")]), now),
+            Some(Duration::from_secs(3))
+        );
         assert_eq!(
             retry_after(&h(&[("retry-after", "1.5")]), now),
             Some(Duration::from_millis(1500))

@@ -98,10 +98,7 @@ impl Transport for LiveTransport {
             .await
             .map_err(|_| TransportError::Connect {
                 url: request.url.clone(),
-                message: format!(
-                    "no response within {:?}",
-                    self.config.response_timeout
-                ),
+                message: format!("no response within {:?}", self.config.response_timeout),
             })?
             .map_err(|e| TransportError::Connect {
                 url: request.url.clone(),

@@ -12,9 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::sse::{self, SseStream};
-use super::transform::{
-    normalize_id_openai_completions, parse_streaming_json, transform_messages,
-};
+use super::transform::{normalize_id_openai_completions, parse_streaming_json, transform_messages};
 use super::transport::{HttpRequest, Transport};
 use super::{MaxTokensField, ModelSpec, OpenAiCompat, ProviderError, RequestOptions};
 use crate::conversation::{
@@ -247,8 +245,9 @@ pub fn convert_messages(spec: &ModelSpec, context: &Context) -> Vec<Value> {
                     i += 1;
                 }
                 if !images.is_empty() {
-                    let mut parts =
-                        vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
                     parts.extend(images);
                     out.push(json!({"role": "user", "content": parts}));
                 }
@@ -364,7 +363,10 @@ pub async fn read_stream(
         let choice = chunk["choices"].get(0);
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
             msg.usage = parse_usage(u);
-        } else if let Some(u) = choice.and_then(|c| c.get("usage")).filter(|u| u.is_object()) {
+        } else if let Some(u) = choice
+            .and_then(|c| c.get("usage"))
+            .filter(|u| u.is_object())
+        {
             msg.usage = parse_usage(u);
         }
         let Some(choice) = choice else { continue };
@@ -407,9 +409,9 @@ pub async fn read_stream(
             let id = tc["id"].as_str().filter(|s| !s.is_empty());
             let found = calls.iter().position(|(i, pos, _)| match (index, i) {
                 (Some(a), Some(b)) => a == *b,
-                _ => id.is_some_and(|id| {
-                    matches!(&msg.content[*pos], AssistantBlock::ToolCall(c) if c.id == id)
-                }),
+                _ => id.is_some_and(
+                    |id| matches!(&msg.content[*pos], AssistantBlock::ToolCall(c) if c.id == id),
+                ),
             });
             let slot = match found {
                 Some(slot) => slot,
@@ -464,7 +466,10 @@ mod tests {
     }
 
     fn stream(chunks: &[Value]) -> SseStream {
-        let mut evs: Vec<SseEvent> = chunks.iter().map(|c| SseEvent::data(c.to_string())).collect();
+        let mut evs: Vec<SseEvent> = chunks
+            .iter()
+            .map(|c| SseEvent::data(c.to_string()))
+            .collect();
         evs.push(SseEvent::data("[DONE]"));
         SseStream::new(
             Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
@@ -474,12 +479,22 @@ mod tests {
 
     #[test]
     fn usage_follows_pi() {
-        let u = parse_usage(&json!({"prompt_tokens":100,"completion_tokens":42,"prompt_tokens_details":{"cached_tokens":20}}));
+        let u = parse_usage(
+            &json!({"prompt_tokens":100,"completion_tokens":42,"prompt_tokens_details":{"cached_tokens":20}}),
+        );
         assert_eq!(
             u,
-            Usage { input: 80, output: 42, cache_read: 20, cache_write: 0, total_tokens: 142 }
+            Usage {
+                input: 80,
+                output: 42,
+                cache_read: 20,
+                cache_write: 0,
+                total_tokens: 142
+            }
         );
-        let u = parse_usage(&json!({"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":30,"cache_write_tokens":10}}));
+        let u = parse_usage(
+            &json!({"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":30,"cache_write_tokens":10}}),
+        );
         assert_eq!((u.input, u.cache_read, u.cache_write), (70, 20, 10));
     }
 
@@ -505,7 +520,10 @@ mod tests {
                     signature: Some("reasoning_content".into()),
                     redacted: false
                 },
-                AssistantBlock::Text { text: "Reading.".into(), signature: None },
+                AssistantBlock::Text {
+                    text: "Reading.".into(),
+                    signature: None
+                },
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_1".into(),
                     name: "read".into(),

@@ -214,7 +214,10 @@ pub async fn open(
 }
 
 /// Reads a whole (non-SSE) body as text, with the same idle timeout; used for error bodies.
-pub async fn read_body_text(body: &mut BodyStream, idle_timeout: Duration) -> Result<String, ProviderError> {
+pub async fn read_body_text(
+    body: &mut BodyStream,
+    idle_timeout: Duration,
+) -> Result<String, ProviderError> {
     let mut bytes = Vec::new();
     loop {
         match tokio::time::timeout(idle_timeout, body.next()).await {
@@ -284,11 +287,13 @@ mod tests {
 
     #[test]
     fn handles_every_line_break_even_split_across_chunks() {
-        let evs = parse_all(&[b"event: a\r", b"\ndata: 1\r", b"\r", b"data: 2\rdata: 3\n\r\n"]);
-        assert_eq!(
-            evs,
-            vec![SseEvent::named("a", "1"), SseEvent::data("2\n3")]
-        );
+        let evs = parse_all(&[
+            b"event: a\r",
+            b"\ndata: 1\r",
+            b"\r",
+            b"data: 2\rdata: 3\n\r\n",
+        ]);
+        assert_eq!(evs, vec![SseEvent::named("a", "1"), SseEvent::data("2\n3")]);
     }
 
     #[test]
@@ -301,7 +306,10 @@ mod tests {
 
     #[test]
     fn splits_a_multibyte_character_across_chunks() {
-        let evs = parse_all(&["data: h\u{e9}llo\n\n".as_bytes()[..8].as_ref(), &"data: h\u{e9}llo\n\n".as_bytes()[8..]]);
+        let evs = parse_all(&[
+            "data: h\u{e9}llo\n\n".as_bytes()[..8].as_ref(),
+            &"data: h\u{e9}llo\n\n".as_bytes()[8..],
+        ]);
         assert_eq!(evs, vec![SseEvent::data("h\u{e9}llo")]);
     }
 

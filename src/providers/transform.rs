@@ -113,21 +113,20 @@ pub fn transform_messages(
     let mut result = Vec::with_capacity(transformed.len());
     let mut pending: Vec<ToolCall> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
-    let flush = |pending: &mut Vec<ToolCall>,
-                 answered: &mut HashSet<String>,
-                 result: &mut Vec<Message>| {
-        for call in pending.drain(..) {
-            if !answered.contains(&call.id) {
-                result.push(Message::ToolResult(ToolResultMessage {
-                    tool_call_id: call.id,
-                    tool_name: call.name,
-                    content: vec![Content::text("No result provided")],
-                    is_error: true,
-                }));
+    let flush =
+        |pending: &mut Vec<ToolCall>, answered: &mut HashSet<String>, result: &mut Vec<Message>| {
+            for call in pending.drain(..) {
+                if !answered.contains(&call.id) {
+                    result.push(Message::ToolResult(ToolResultMessage {
+                        tool_call_id: call.id,
+                        tool_name: call.name,
+                        content: vec![Content::text("No result provided")],
+                        is_error: true,
+                    }));
+                }
             }
-        }
-        answered.clear();
-    };
+            answered.clear();
+        };
     for msg in transformed {
         match &msg {
             Message::Assistant(am) => {
@@ -226,11 +225,7 @@ fn repair_json(text: &str) -> Option<String> {
             '"' => in_string = true,
             '{' => stack.push('}'),
             '[' => stack.push(']'),
-            '}' | ']' => {
-                if stack.pop() != Some(c) {
-                    return None;
-                }
-            }
+            '}' | ']' if stack.pop() != Some(c) => return None,
             _ => {}
         }
     }
@@ -325,8 +320,14 @@ mod tests {
             normalize_id_openai_completions("call_Z9|fc_ABC+/=very/long==", "openai"),
             "call_Z9"
         );
-        assert_eq!(normalize_id_openai_completions(&"b".repeat(50), "openai").len(), 40);
-        assert_eq!(normalize_id_openai_completions(&"b".repeat(50), "mock").len(), 50);
+        assert_eq!(
+            normalize_id_openai_completions(&"b".repeat(50), "openai").len(),
+            40
+        );
+        assert_eq!(
+            normalize_id_openai_completions(&"b".repeat(50), "mock").len(),
+            50
+        );
     }
 
     #[test]
@@ -357,7 +358,9 @@ mod tests {
             result("a|b"),
         ];
         let out = transform_messages(&msgs, &spec(), &normalize_id_anthropic);
-        let Message::Assistant(am) = &out[0] else { panic!() };
+        let Message::Assistant(am) = &out[0] else {
+            panic!()
+        };
         assert_eq!(
             am.content,
             vec![
@@ -368,7 +371,9 @@ mod tests {
                 call("a_b")
             ]
         );
-        let Message::ToolResult(tr) = &out[1] else { panic!() };
+        let Message::ToolResult(tr) = &out[1] else {
+            panic!()
+        };
         assert_eq!(tr.tool_call_id, "a_b");
     }
 
@@ -382,7 +387,10 @@ mod tests {
             },
             call("a|b"),
         ];
-        let msgs = vec![assistant("anthropic", blocks.clone(), StopReason::ToolUse), result("a|b")];
+        let msgs = vec![
+            assistant("anthropic", blocks.clone(), StopReason::ToolUse),
+            result("a|b"),
+        ];
         let out = transform_messages(&msgs, &spec(), &normalize_id_anthropic);
         assert_eq!(out, msgs);
     }
@@ -393,7 +401,11 @@ mod tests {
             Message::User {
                 content: UserContent::Text("hi".into()),
             },
-            assistant("anthropic", vec![call("t1"), call("t2")], StopReason::ToolUse),
+            assistant(
+                "anthropic",
+                vec![call("t1"), call("t2")],
+                StopReason::ToolUse,
+            ),
             result("t1"),
             Message::User {
                 content: UserContent::Text("again".into()),
@@ -409,7 +421,9 @@ mod tests {
                 Message::Assistant(a) => format!("assistant {}", a.tool_calls().next().unwrap().id),
                 Message::ToolResult(t) => format!(
                     "result {} {} {:?}",
-                    t.tool_call_id, t.is_error, t.content[0].as_text().unwrap()
+                    t.tool_call_id,
+                    t.is_error,
+                    t.content[0].as_text().unwrap()
                 ),
             })
             .collect();
@@ -431,7 +445,10 @@ mod tests {
     fn parses_partial_tool_arguments() {
         assert_eq!(parse_streaming_json(""), json!({}));
         assert_eq!(parse_streaming_json("{\"a\":1}"), json!({"a":1}));
-        assert_eq!(parse_streaming_json("{\"path\":\"a.t"), json!({"path":"a.t"}));
+        assert_eq!(
+            parse_streaming_json("{\"path\":\"a.t"),
+            json!({"path":"a.t"})
+        );
         assert_eq!(parse_streaming_json("{\"a\":[1,2"), json!({"a":[1,2]}));
         assert_eq!(parse_streaming_json("{\"a\":1,\"b\":"), json!({"a":1}));
         assert_eq!(parse_streaming_json("{\"a\":1,"), json!({"a":1}));

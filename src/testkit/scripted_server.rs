@@ -178,7 +178,9 @@ pub fn parse_script(text: &str, origin: impl AsRef<Path>) -> Result<Script, Scri
                 return Err(invalid("body and retry_after go with status only"));
             }
         } else if turn.text.is_none() && turn.thinking.is_none() && turn.tool_calls.is_empty() {
-            return Err(invalid("a turn needs text, thinking, tool_calls or a fault"));
+            return Err(invalid(
+                "a turn needs text, thinking, tool_calls or a fault",
+            ));
         }
         for call in &turn.tool_calls {
             if !call.arguments.is_object() {
@@ -309,7 +311,11 @@ fn full(status: u16, content_type: &str, text: String) -> Response<Body> {
     Response::builder()
         .status(status)
         .header("content-type", content_type)
-        .body(Full::new(Bytes::from(text)).map_err(|e| match e {}).boxed_unsync())
+        .body(
+            Full::new(Bytes::from(text))
+                .map_err(|e| match e {})
+                .boxed_unsync(),
+        )
         .expect("valid response")
 }
 
@@ -354,7 +360,11 @@ async fn handle(
             body,
         });
         if api.is_none() {
-            return Ok(full(404, "text/plain", format!("no route for {method} {path}")));
+            return Ok(full(
+                404,
+                "text/plain",
+                format!("no route for {method} {path}"),
+            ));
         }
         let n = st.served;
         st.served += 1;
@@ -369,7 +379,11 @@ async fn handle(
             turn_no + 1,
             script.turns.len()
         );
-        return Ok(full(400, "application/json", error_body(api, 400, &message)));
+        return Ok(full(
+            400,
+            "application/json",
+            error_body(api, 400, &message),
+        ));
     };
     let first_call_no = script.turns[..turn_no]
         .iter()
@@ -587,7 +601,8 @@ fn anthropic_events(r: &Reply) -> Vec<SseEvent> {
             .into_iter()
             .map(|p| json!({"type": "thinking_delta", "thinking": p}))
             .collect();
-        deltas.push(json!({"type": "signature_delta", "signature": format!("sig_{:02}", r.turn_no)}));
+        deltas
+            .push(json!({"type": "signature_delta", "signature": format!("sig_{:02}", r.turn_no)}));
         block(
             &mut out,
             json!({"type": "thinking", "thinking": "", "signature": ""}),
@@ -702,10 +717,20 @@ mod tests {
     #[test]
     fn errors_name_the_file_and_turn() {
         let e = parse_script("turns:\n  - txt: hi\n", "tasks/x.yaml").unwrap_err();
-        assert!(e.to_string().starts_with("failed to parse script tasks/x.yaml"), "{e}");
-        let e = parse_script("turns:\n  - fault: {cut_after_events: 1, status: 500}\n", "s.yaml")
-            .unwrap_err();
-        assert!(e.to_string().starts_with("invalid script s.yaml: turn 1"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("failed to parse script tasks/x.yaml"),
+            "{e}"
+        );
+        let e = parse_script(
+            "turns:\n  - fault: {cut_after_events: 1, status: 500}\n",
+            "s.yaml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("invalid script s.yaml: turn 1"),
+            "{e}"
+        );
         let e = parse_script("turns:\n  - {}\n", "s.yaml").unwrap_err();
         assert!(e.to_string().contains("turn 1"), "{e}");
         let e = load_script("/nonexistent/script.yaml").unwrap_err();

@@ -84,9 +84,16 @@ async fn one(
 #[tokio::test]
 async fn text_reply() {
     for api in BOTH {
-        let (r, server) = one(api, "turns:\n  - text: \"Hello there, this reply is streamed in several deltas.\"\n").await;
+        let (r, server) = one(
+            api,
+            "turns:\n  - text: \"Hello there, this reply is streamed in several deltas.\"\n",
+        )
+        .await;
         let m = r.unwrap();
-        assert_eq!(m.text(), "Hello there, this reply is streamed in several deltas.");
+        assert_eq!(
+            m.text(),
+            "Hello there, this reply is streamed in several deltas."
+        );
         assert_eq!(m.content.len(), 1, "{api:?}: one text block");
         assert_eq!(m.stop_reason, StopReason::Stop);
         assert_eq!(m.api, api.as_str());
@@ -129,8 +136,14 @@ turns:
     for api in BOTH {
         let server = serve(api, yaml).await;
         let p = provider(api, &server, Duration::from_secs(10));
-        let first = p.complete(&hello(), &RequestOptions::default()).await.unwrap();
-        let second = p.complete(&hello(), &RequestOptions::default()).await.unwrap();
+        let first = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        let second = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
         let prefix = match api {
             ApiKind::AnthropicMessages => "toolu_",
             ApiKind::OpenaiCompletions => "call_",
@@ -160,7 +173,10 @@ turns:
         assert_eq!(first.stop_reason, StopReason::ToolUse);
         let second_calls: Vec<ToolCall> = second.tool_calls().cloned().collect();
         assert_eq!(second_calls[0].id, format!("{prefix}04"));
-        assert_eq!(second_calls[0].arguments, json!({"path": "b.txt", "offset": 3}));
+        assert_eq!(
+            second_calls[0].arguments,
+            json!({"path": "b.txt", "offset": 3})
+        );
         assert_eq!(server.turns_served(), 2);
     }
 }
@@ -214,8 +230,14 @@ async fn usage_with_cache_figures() {
         // Synthetic figures: the second request reads the first one's prompt from the cache.
         let server = serve(api, "turns:\n  - text: one\n  - text: two\n").await;
         let p = provider(api, &server, Duration::from_secs(10));
-        let a = p.complete(&hello(), &RequestOptions::default()).await.unwrap();
-        let b = p.complete(&hello(), &RequestOptions::default()).await.unwrap();
+        let a = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        let b = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
         assert_eq!(a.usage.cache_read, 0, "{api:?}");
         let prompt = a.usage.input + a.usage.cache_read + a.usage.cache_write;
         assert_eq!(b.usage.cache_read, prompt, "{api:?} {a:?} {b:?}");
@@ -229,7 +251,11 @@ async fn usage_with_cache_figures() {
 #[tokio::test]
 async fn stop_reasons() {
     for api in BOTH {
-        let (r, _s) = one(api, "turns:\n  - text: cut short\n    stop_reason: length\n").await;
+        let (r, _s) = one(
+            api,
+            "turns:\n  - text: cut short\n    stop_reason: length\n",
+        )
+        .await;
         assert_eq!(r.unwrap().stop_reason, StopReason::Length);
     }
     let (r, _s) = one(
@@ -239,7 +265,10 @@ async fn stop_reasons() {
     .await;
     let m = r.unwrap();
     assert_eq!(m.stop_reason, StopReason::Error);
-    assert_eq!(m.error_message.as_deref(), Some("An unknown error occurred"));
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some("An unknown error occurred")
+    );
     let (r, _s) = one(
         ApiKind::AnthropicMessages,
         "turns:\n  - text: what\n    stop_reason: bogus_reason\n",
@@ -267,7 +296,11 @@ async fn stop_reasons() {
 #[tokio::test]
 async fn an_error_event_mid_stream_is_an_error_reply() {
     for api in BOTH {
-        let (r, _s) = one(api, "turns:\n  - fault: {error_event: \"Overloaded, try later\"}\n").await;
+        let (r, _s) = one(
+            api,
+            "turns:\n  - fault: {error_event: \"Overloaded, try later\"}\n",
+        )
+        .await;
         let m = r.unwrap();
         assert_eq!(m.stop_reason, StopReason::Error, "{api:?}");
         let msg = m.error_message.unwrap();
@@ -291,7 +324,10 @@ async fn a_cut_stream_is_a_stream_cut() {
         )
         .await;
         let err = r.unwrap_err();
-        assert!(matches!(err, ProviderError::StreamCut { .. }), "{api:?}: {err:?}");
+        assert!(
+            matches!(err, ProviderError::StreamCut { .. }),
+            "{api:?}: {err:?}"
+        );
         assert!(err.is_retryable());
     }
 }
@@ -324,7 +360,11 @@ async fn a_stalled_stream_times_out() {
 #[tokio::test]
 async fn http_errors_are_typed() {
     for api in BOTH {
-        let (r, _s) = one(api, "turns:\n  - fault: {status: 500, body: \"internal trouble\"}\n").await;
+        let (r, _s) = one(
+            api,
+            "turns:\n  - fault: {status: 500, body: \"internal trouble\"}\n",
+        )
+        .await;
         assert_eq!(
             r.unwrap_err(),
             ProviderError::Server {
@@ -550,7 +590,10 @@ async fn the_captured_final_messages_are_reproduced() {
         .await
         .unwrap();
     let fin = &capture()["anthropic-messages"]["final"];
-    assert_eq!(m.usage.total_tokens, fin["usage"]["totalTokens"].as_u64().unwrap());
+    assert_eq!(
+        m.usage.total_tokens,
+        fin["usage"]["totalTokens"].as_u64().unwrap()
+    );
     assert_eq!(m.text(), fin["content"][0]["text"].as_str().unwrap());
     assert_eq!(
         m.tool_calls().next().unwrap().arguments,
@@ -567,7 +610,13 @@ async fn the_captured_final_messages_are_reproduced() {
         .unwrap();
     let fin = &capture()["openai-completions"]["final"];
     assert_eq!(m.usage.input, fin["usage"]["input"].as_u64().unwrap());
-    assert_eq!(m.usage.cache_read, fin["usage"]["cacheRead"].as_u64().unwrap());
-    assert_eq!(m.usage.total_tokens, fin["usage"]["totalTokens"].as_u64().unwrap());
+    assert_eq!(
+        m.usage.cache_read,
+        fin["usage"]["cacheRead"].as_u64().unwrap()
+    );
+    assert_eq!(
+        m.usage.total_tokens,
+        fin["usage"]["totalTokens"].as_u64().unwrap()
+    );
     assert_eq!(m.stop_reason, StopReason::ToolUse);
 }
