@@ -570,6 +570,55 @@ mod tests {
     }
 
     #[test]
+    fn a_string_prompt_becomes_a_cached_block_and_headers_follow_the_model() {
+        let ctx = Context {
+            system_prompt: None,
+            messages: vec![Message::User {
+                content: UserContent::Text("hi".into()),
+            }],
+            tools: vec![],
+        };
+        let a = Anthropic::new(
+            spec(),
+            Arc::new(crate::providers::live::LiveTransport::new().unwrap()),
+        );
+        let req = a.build_request(
+            &ctx,
+            &RequestOptions {
+                max_tokens: 100,
+                temperature: Some(0.5),
+            },
+        );
+        assert_eq!(req.url, "http://127.0.0.1:1/v1/messages");
+        assert_eq!(
+            req.body,
+            json!({"model":"claude-test","messages":[{"role":"user","content":[
+                {"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],
+                "max_tokens":100,"stream":true,"temperature":0.5})
+        );
+        let keys: Vec<&str> = req
+            .body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["model", "messages", "max_tokens", "stream", "temperature"]
+        );
+        assert!(req.headers.iter().any(|(k, _)| k == "anthropic-beta"));
+        let mut adaptive = spec();
+        adaptive.model = "claude-sonnet-4-6".into();
+        let a = Anthropic::new(
+            adaptive,
+            Arc::new(crate::providers::live::LiveTransport::new().unwrap()),
+        );
+        let req = a.build_request(&ctx, &RequestOptions::default());
+        assert!(!req.headers.iter().any(|(k, _)| k == "anthropic-beta"));
+    }
+
+    #[test]
     fn tool_results_merge_and_last_user_block_is_cached() {
         let tr = |id: &str, content: Vec<Content>, is_error| {
             Message::ToolResult(ToolResultMessage {

@@ -341,6 +341,12 @@ pub async fn read_stream(
         if ev.data.trim() == "[DONE]" {
             break;
         }
+        if ev.event.as_deref() == Some("error") && serde_json::from_str::<Value>(&ev.data).is_err()
+        {
+            msg.stop_reason = StopReason::Error;
+            msg.error_message = Some(ev.data);
+            return Ok(msg);
+        }
         let chunk: Value = serde_json::from_str(&ev.data).map_err(|e| ProviderError::Protocol {
             message: format!("OpenAI sent an unparsable chunk ({e}): {}", ev.data),
         })?;
@@ -539,6 +545,75 @@ mod tests {
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.usage.total_tokens, 13);
         assert_eq!(m.response_id.as_deref(), Some("chatcmpl-1"));
+    }
+
+    #[tokio::test]
+    async fn an_error_event_ends_the_reply() {
+        let evs = [
+            SseEvent::data(
+                json!({"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}]}).to_string(),
+            ),
+            SseEvent::named("error", "upstream went away"),
+        ];
+        let s = SseStream::new(
+            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
+            Duration::from_secs(5),
+        );
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert_eq!(m.error_message.as_deref(), Some("upstream went away"));
+        assert_eq!(m.text(), "Hi");
+    }
+
+    #[test]
+    fn no_tools_but_tool_history_sends_an_empty_tool_list() {
+        let ctx = Context {
+            system_prompt: None,
+            messages: vec![Message::Assistant(AssistantMessage {
+                content: vec![AssistantBlock::ToolCall(ToolCall {
+                    id: "x".into(),
+                    name: "ls".into(),
+                    arguments: json!({}),
+                })],
+                api: "openai-completions".into(),
+                provider: "openai".into(),
+                model: "gpt-test".into(),
+                usage: Usage::default(),
+                stop_reason: StopReason::ToolUse,
+                error_message: None,
+                response_id: None,
+            })],
+            tools: vec![],
+        };
+        let compat = OpenAiCompat {
+            max_tokens_field: MaxTokensField::MaxTokens,
+            send_store: false,
+            supports_strict_mode: false,
+        };
+        let body = build_body(&spec(), &compat, &ctx, &RequestOptions::default());
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "model",
+                "messages",
+                "stream",
+                "stream_options",
+                "max_tokens",
+                "tools"
+            ]
+        );
+        assert_eq!(body["tools"], json!([]));
+        // The orphaned call got Pi's synthetic error result.
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "tool", "content": "No result provided", "tool_call_id": "x"})
+        );
     }
 
     #[test]

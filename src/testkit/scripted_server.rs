@@ -738,6 +738,18 @@ mod tests {
     }
 
     #[test]
+    fn loads_a_script_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(&path, "turns:\n  - text: done\n    stop_reason: stop\n").unwrap();
+        let s = load_script(&path).unwrap();
+        assert_eq!(s.turns[0].text.as_deref(), Some("done"));
+        std::fs::write(&path, "turns: [").unwrap();
+        let e = load_script(&path).unwrap_err();
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+    }
+
+    #[test]
     fn synthetic_usage_counts_the_previous_prompt_as_cached() {
         let t = Turn {
             text: Some("abcdefgh".into()),
