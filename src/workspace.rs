@@ -1,1 +1,452 @@
-//! Workspaces: a throwaway copy of a task's fixture per run, and the unified diff of what the agent changed.
+//! Workspaces: a throwaway copy of a task's fixture per run, and the unified diff of what the agent
+//! changed.
+//!
+//! [`Workspace::create`] copies `repo/` into a fresh temporary folder (symlinks stay symlinks,
+//! permission bits are kept, the original is never touched and the process cwd never changes)
+//! and keeps an in-memory snapshot of the fixture (path to bytes and mode). [`Workspace::diff`]
+//! compares the folder now with that snapshot and renders a git-style unified diff (`a/` and
+//! `b/` prefixes, `/dev/null` for added and deleted files, binary files noted, not diffed).
+//!
+//! Ignored by the diff (build output and caches a check or the agent may create, never the
+//! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
+//! `.pytest_cache`, `.mypy_cache`, `.ruff_cache` or `.venv`, and `*.pyc` files.
+//!
+//! Depends on `tasks` only.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+use similar::{ChangeTag, TextDiff};
+
+use crate::tasks::Task;
+
+/// Folder names the diff skips wherever they occur.
+pub const IGNORED_DIRS: [&str; 8] = [
+    ".git",
+    "target",
+    "__pycache__",
+    "node_modules",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".venv",
+];
+
+/// A failure to set up a workspace.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("failed to create a temporary folder: {0}")]
+    TempDir(#[source] io::Error),
+    #[error("failed to copy {path}: {source}")]
+    Copy {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the fixture {0} is not a folder")]
+    NoRepo(PathBuf),
+}
+
+/// One entry of a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Entry {
+    File { bytes: Vec<u8>, mode: u32 },
+    Symlink { target: PathBuf },
+}
+
+/// What the agent changed, as a unified diff and its counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceDiff {
+    /// Git-style unified diff of every changed file, files in path order; empty when nothing changed.
+    pub unified: String,
+    pub files_changed: u32,
+    pub lines_added: u32,
+    pub lines_removed: u32,
+}
+
+/// A throwaway copy of a task's fixture. Removed on drop unless kept.
+#[derive(Debug)]
+pub struct Workspace {
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+    snapshot: BTreeMap<String, Entry>,
+    keep: bool,
+}
+
+impl Workspace {
+    /// Copies `task.repo` into a fresh temporary folder and snapshots it.
+    pub fn create(task: &Task, keep: bool) -> Result<Workspace, WorkspaceError> {
+        Self::from_fixture(&task.repo, &format!("harness-{}-", task.id), keep)
+    }
+
+    /// Copies any fixture folder (what [`Workspace::create`] does with a task's `repo/`).
+    pub fn from_fixture(
+        repo: &Path,
+        prefix: &str,
+        keep: bool,
+    ) -> Result<Workspace, WorkspaceError> {
+        if !repo.is_dir() {
+            return Err(WorkspaceError::NoRepo(repo.to_path_buf()));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(WorkspaceError::TempDir)?;
+        // Canonical, so paths the tools print match what a `pwd` in bash prints.
+        let path = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
+        copy_tree(repo, &path)?;
+        let snapshot = snapshot(&path).map_err(|source| WorkspaceError::Copy {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(Workspace {
+            dir: Some(dir),
+            path,
+            snapshot,
+            keep,
+        })
+    }
+
+    /// The workspace folder (canonical).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the folder survives the drop.
+    pub fn is_kept(&self) -> bool {
+        self.keep
+    }
+
+    /// Keeps the folder on disk and returns its path.
+    pub fn into_kept_path(mut self) -> PathBuf {
+        self.keep = true;
+        self.path.clone()
+    }
+
+    /// The diff between the fixture as copied and the folder now.
+    pub fn diff(&self) -> io::Result<WorkspaceDiff> {
+        let now = snapshot(&self.path)?;
+        Ok(diff_snapshots(&self.snapshot, &now))
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        if self.keep {
+            if let Some(dir) = self.dir.take() {
+                let _kept = dir.keep();
+            }
+        }
+    }
+}
+
+fn copy_err(path: &Path) -> impl FnOnce(io::Error) -> WorkspaceError + '_ {
+    move |source| WorkspaceError::Copy {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Copies the contents of `from` into the existing folder `to`.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), WorkspaceError> {
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .map_err(copy_err(from))?
+        .collect::<Result<_, _>>()
+        .map_err(copy_err(from))?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let meta = std::fs::symlink_metadata(&src).map_err(copy_err(&src))?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&src).map_err(copy_err(&src))?;
+            symlink(&target, &dst).map_err(copy_err(&dst))?;
+        } else if kind.is_dir() {
+            std::fs::create_dir(&dst).map_err(copy_err(&dst))?;
+            copy_tree(&src, &dst)?;
+            std::fs::set_permissions(&dst, meta.permissions()).map_err(copy_err(&dst))?;
+        } else if kind.is_file() {
+            // `fs::copy` keeps the permission bits.
+            std::fs::copy(&src, &dst).map_err(copy_err(&src))?;
+        }
+        // Sockets, fifos and devices have no place in a fixture; they are skipped.
+    }
+    Ok(())
+}
+
+fn ignored(name: &str) -> bool {
+    IGNORED_DIRS.contains(&name)
+}
+
+/// Every file and symlink under `root`, by `/`-separated relative path, ignored folders skipped.
+fn snapshot(root: &Path) -> io::Result<BTreeMap<String, Entry>> {
+    let mut out = BTreeMap::new();
+    walk(root, "", &mut out)?;
+    Ok(out)
+}
+
+fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Entry>) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let meta = std::fs::symlink_metadata(entry.path())?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path())?;
+            out.insert(rel, Entry::Symlink { target });
+        } else if kind.is_dir() {
+            if !ignored(&name) {
+                walk(&entry.path(), &rel, out)?;
+            }
+        } else if kind.is_file() && !name.ends_with(".pyc") {
+            let bytes = std::fs::read(entry.path())?;
+            let mode = if meta.permissions().mode() & 0o111 != 0 {
+                0o100755
+            } else {
+                0o100644
+            };
+            out.insert(rel, Entry::File { bytes, mode });
+        }
+    }
+    Ok(())
+}
+
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8000)].contains(&0) || std::str::from_utf8(bytes).is_err()
+}
+
+fn entry_text(entry: &Entry) -> (Vec<u8>, u32) {
+    match entry {
+        Entry::File { bytes, mode } => (bytes.clone(), *mode),
+        Entry::Symlink { target } => (target.as_os_str().as_encoded_bytes().to_vec(), 0o120000),
+    }
+}
+
+fn diff_snapshots(
+    before: &BTreeMap<String, Entry>,
+    after: &BTreeMap<String, Entry>,
+) -> WorkspaceDiff {
+    let mut diff = WorkspaceDiff::default();
+    let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let old = before.get(path);
+        let new = after.get(path);
+        if old == new {
+            continue;
+        }
+        diff.files_changed += 1;
+        let (old_bytes, old_mode) = old.map(entry_text).unwrap_or_default();
+        let (new_bytes, new_mode) = new.map(entry_text).unwrap_or_default();
+        let out = &mut diff.unified;
+        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
+        match (old, new) {
+            (None, Some(_)) => out.push_str(&format!("new file mode {new_mode:o}\n")),
+            (Some(_), None) => out.push_str(&format!("deleted file mode {old_mode:o}\n")),
+            _ if old_mode != new_mode => {
+                out.push_str(&format!("old mode {old_mode:o}\nnew mode {new_mode:o}\n"));
+            }
+            _ => {}
+        }
+        if old_bytes == new_bytes {
+            continue;
+        }
+        let old_name = if old.is_some() {
+            format!("a/{path}")
+        } else {
+            "/dev/null".to_owned()
+        };
+        let new_name = if new.is_some() {
+            format!("b/{path}")
+        } else {
+            "/dev/null".to_owned()
+        };
+        if is_binary(&old_bytes) || is_binary(&new_bytes) {
+            out.push_str(&format!("Binary files {old_name} and {new_name} differ\n"));
+            continue;
+        }
+        let old_text = String::from_utf8_lossy(&old_bytes);
+        let new_text = String::from_utf8_lossy(&new_bytes);
+        let text_diff = TextDiff::from_lines(old_text.as_ref(), new_text.as_ref());
+        for change in text_diff.iter_all_changes() {
+            match change.tag() {
+                ChangeTag::Insert => diff.lines_added += 1,
+                ChangeTag::Delete => diff.lines_removed += 1,
+                ChangeTag::Equal => {}
+            }
+        }
+        out.push_str(&format!("--- {old_name}\n+++ {new_name}\n"));
+        for hunk in text_diff.unified_diff().context_radius(3).iter_hunks() {
+            out.push_str(&hunk.to_string());
+        }
+    }
+    diff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        write(
+            &repo.join("src/calc.py"),
+            "def add(a, b):\n    return a + b\n",
+        );
+        write(&repo.join("README.md"), "calc\n");
+        write(&repo.join("run.sh"), "#!/bin/sh\necho hi\n");
+        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        symlink("src/calc.py", repo.join("calc_link.py")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_copy_keeps_symlinks_and_exec_bits_and_the_original_is_untouched() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let link = ws.path().join("calc_link.py");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            PathBuf::from("src/calc.py")
+        );
+        let mode = std::fs::metadata(ws.path().join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let plain = std::fs::metadata(ws.path().join("README.md"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(plain & 0o111, 0);
+
+        std::fs::write(ws.path().join("src/calc.py"), "changed\n").unwrap();
+        std::fs::remove_file(ws.path().join("README.md")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(fixture.path().join("src/calc.py")).unwrap(),
+            "def add(a, b):\n    return a + b\n"
+        );
+        assert!(fixture.path().join("README.md").exists());
+        assert_ne!(ws.path(), fixture.path());
+    }
+
+    #[test]
+    fn no_change_means_an_empty_diff() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        assert_eq!(ws.diff().unwrap(), WorkspaceDiff::default());
+    }
+
+    #[test]
+    fn diff_shows_added_deleted_and_modified_files() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let root = ws.path();
+        std::fs::write(
+            root.join("src/calc.py"),
+            "def add(a, b):\n    return b + a\n",
+        )
+        .unwrap();
+        std::fs::remove_file(root.join("README.md")).unwrap();
+        write(&root.join("src/new.py"), "x = 1\ny = 2\n");
+        std::fs::write(root.join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
+        write(&root.join("__pycache__/calc.cpython-312.pyc"), "ignored");
+        write(&root.join("target/debug/out"), "ignored");
+        let diff = ws.diff().unwrap();
+        let expected = "\
+diff --git a/README.md b/README.md
+deleted file mode 100644
+--- a/README.md
++++ /dev/null
+@@ -1 +0,0 @@
+-calc
+diff --git a/blob.bin b/blob.bin
+new file mode 100644
+Binary files /dev/null and b/blob.bin differ
+diff --git a/src/calc.py b/src/calc.py
+--- a/src/calc.py
++++ b/src/calc.py
+@@ -1,2 +1,2 @@
+ def add(a, b):
+-    return a + b
++    return b + a
+diff --git a/src/new.py b/src/new.py
+new file mode 100644
+--- /dev/null
++++ b/src/new.py
+@@ -0,0 +1,2 @@
++x = 1
++y = 2
+";
+        pretty_assertions::assert_eq!(diff.unified, expected);
+        assert_eq!(diff.files_changed, 4);
+        assert_eq!(diff.lines_added, 3);
+        assert_eq!(diff.lines_removed, 2);
+    }
+
+    #[test]
+    fn a_mode_change_is_shown() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        std::fs::set_permissions(
+            ws.path().join("README.md"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let diff = ws.diff().unwrap();
+        assert_eq!(
+            diff.unified,
+            "diff --git a/README.md b/README.md\nold mode 100644\nnew mode 100755\n"
+        );
+        assert_eq!(diff.files_changed, 1);
+    }
+
+    #[test]
+    fn dropped_workspaces_are_removed_and_kept_ones_stay() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let gone = ws.path().to_path_buf();
+        drop(ws);
+        assert!(!gone.exists());
+
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let kept = ws.into_kept_path();
+        assert!(kept.join("src/calc.py").exists());
+        std::fs::remove_dir_all(&kept).unwrap();
+
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", true).unwrap();
+        let kept = ws.path().to_path_buf();
+        drop(ws);
+        assert!(kept.exists());
+        std::fs::remove_dir_all(&kept).unwrap();
+    }
+
+    #[test]
+    fn a_missing_fixture_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Workspace::from_fixture(&dir.path().join("nope"), "ws-test-", false).unwrap_err();
+        assert!(matches!(err, WorkspaceError::NoRepo(_)), "{err}");
+    }
+}

@@ -8,9 +8,13 @@
 //! the reports.
 
 pub mod anthropic;
+pub mod catalog;
+pub mod config;
 pub mod errors;
+pub mod limiter;
 pub mod live;
 pub mod openai_chat;
+pub mod retry;
 pub mod sse;
 pub mod transform;
 pub mod transport;
@@ -209,15 +213,7 @@ impl Default for ProviderSettings {
     }
 }
 
-/// Which token-limit field an OpenAI-compatible server wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MaxTokensField {
-    /// `max_completion_tokens` (OpenAI's current field, Pi's default).
-    MaxCompletionTokens,
-    /// `max_tokens` (older or compatible servers: chutes, moonshot, cf-gateway in Pi).
-    MaxTokens,
-}
+pub use config::MaxTokensField;
 
 /// The OpenAI Chat Completions compatibility switches (Pi's `compat`), defaulting to Pi's
 /// standard OpenAI behaviour.
@@ -259,5 +255,18 @@ impl OpenAiCompat {
             },
             ..OpenAiCompat::default()
         }
+    }
+
+    /// Pi's detection for `spec`, overridden by whatever `config` sets (`harness.yaml` or the
+    /// built-in catalog entry).
+    pub fn from_config(spec: &ModelSpec, config: &config::CompatConfig) -> Self {
+        let mut compat = OpenAiCompat::detect(spec);
+        if let Some(field) = config.max_tokens_field {
+            compat.max_tokens_field = field;
+        }
+        if let Some(store) = config.store {
+            compat.send_store = store;
+        }
+        compat
     }
 }

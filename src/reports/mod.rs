@@ -1,1 +1,284 @@
-//! Reports: `runs.csv`, `summary.csv`, `summary.md`, transcripts and diffs under `reports/`, and the terminal summary.
+//! Reports: `runs.csv`, `summary.csv`, `summary.md`, transcripts and diffs under a report folder,
+//! and the terminal summary.
+//!
+//! Reports read [`RunRecord`]s (and, for transcripts, the agent's messages); nothing here feeds
+//! back into a run. Writing is plain synchronous file I/O. The runner creates the folder
+//! (`reports/<timestamp>/`) and passes it in. Layout of a report folder:
+//!
+//! ```text
+//! runs.csv                      one row per run (columns: COLUMNS.md)
+//! summary.csv                   one row per provider and model
+//! summary.md                    deterministic markdown summary (no timings, timestamps or paths)
+//! runs/<task>--<provider>--<model>--e<epoch>/
+//!     transcript.md             readable transcript: prompt, turns, tool calls and results, stop
+//!     transcript.json           the messages and tool-call records as JSON
+//!     diff.patch                unified diff of what the agent changed in its workspace
+//! ```
+//!
+//! Depends on `agent`, `conversation`, `scoring` and `workspace`; never on the runner.
+
+pub mod csv;
+pub mod markdown;
+pub mod terminal;
+pub mod transcript;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use terminal::render_terminal_summary;
+
+use crate::agent::AgentRun;
+use crate::scoring::{Outcome, RunRecord};
+use crate::workspace::WorkspaceDiff;
+
+/// The column documentation of `runs.csv` and `summary.csv`.
+pub const COLUMNS_DOC: &str = include_str!("COLUMNS.md");
+
+/// A failure to write a report file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("failed to write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("failed to write {path}: {source}")]
+    Csv {
+        path: PathBuf,
+        #[source]
+        source: ::csv::Error,
+    },
+    #[error("failed to serialise {path}: {source}")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Where a report went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportPaths {
+    pub dir: PathBuf,
+    pub runs_csv: PathBuf,
+    pub summary_csv: PathBuf,
+    pub summary_md: PathBuf,
+    /// The run folders written by this call (one per [`RunArtifacts`]).
+    pub run_dirs: Vec<PathBuf>,
+}
+
+/// What a run's folder is written from.
+#[derive(Debug, Clone, Copy)]
+pub struct RunArtifacts<'a> {
+    pub record: &'a RunRecord,
+    pub run: &'a AgentRun,
+    pub diff: &'a WorkspaceDiff,
+    /// The system prompt the run used (shown at the top of the transcript).
+    pub system_prompt: Option<&'a str>,
+}
+
+/// Writes `runs.csv`, `summary.csv` and `summary.md` for `records`, and a run folder for each of
+/// `artifacts` (the runner may instead write run folders as runs finish, with
+/// [`write_run_artifacts`], and pass no artifacts here).
+pub fn write_report(
+    dir: &Path,
+    records: &[RunRecord],
+    artifacts: &[RunArtifacts<'_>],
+) -> Result<ReportPaths, ReportError> {
+    create_dir(dir)?;
+    let sorted = sorted(records);
+    let runs_csv = dir.join("runs.csv");
+    write_file(
+        &runs_csv,
+        csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
+            path: runs_csv.clone(),
+            source,
+        })?,
+    )?;
+    let summary_csv = dir.join("summary.csv");
+    write_file(
+        &summary_csv,
+        csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
+            path: summary_csv.clone(),
+            source,
+        })?,
+    )?;
+    let summary_md = dir.join("summary.md");
+    write_file(&summary_md, markdown::summary_md(&sorted))?;
+    let mut run_dirs = Vec::new();
+    for artifact in artifacts {
+        run_dirs.push(write_run_artifacts(dir, artifact)?);
+    }
+    Ok(ReportPaths {
+        dir: dir.to_path_buf(),
+        runs_csv,
+        summary_csv,
+        summary_md,
+        run_dirs,
+    })
+}
+
+/// Writes one run's folder (`transcript.md`, `transcript.json`, `diff.patch`) under `dir`, at the
+/// paths its record names; returns the folder.
+pub fn write_run_artifacts(
+    dir: &Path,
+    artifacts: &RunArtifacts<'_>,
+) -> Result<PathBuf, ReportError> {
+    let record = artifacts.record;
+    let run_dir = dir.join(record.run_dir());
+    create_dir(&run_dir)?;
+    write_file(
+        &dir.join(&record.transcript_path),
+        transcript::transcript_md(artifacts),
+    )?;
+    let json_path = run_dir.join("transcript.json");
+    let json = transcript::transcript_json(artifacts).map_err(|source| ReportError::Json {
+        path: json_path.clone(),
+        source,
+    })?;
+    write_file(&json_path, json)?;
+    write_file(&dir.join(&record.diff_path), artifacts.diff.unified.clone())?;
+    Ok(run_dir)
+}
+
+fn create_dir(dir: &Path) -> Result<(), ReportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+fn write_file(path: &Path, text: String) -> Result<(), ReportError> {
+    if let Some(parent) = path.parent() {
+        create_dir(parent)?;
+    }
+    std::fs::write(path, text).map_err(|source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Records in report order: task, provider, model, epoch.
+pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
+    let mut out: Vec<&RunRecord> = records.iter().collect();
+    out.sort_by(|a, b| {
+        (&a.task_id, &a.provider, &a.model, a.epoch).cmp(&(
+            &b.task_id,
+            &b.provider,
+            &b.model,
+            b.epoch,
+        ))
+    });
+    out
+}
+
+/// Aggregates of the runs of one provider and model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelSummary {
+    pub provider: String,
+    pub model: String,
+    pub runs: u32,
+    /// Runs per outcome.
+    pub outcomes: BTreeMap<Outcome, u32>,
+    pub turns: u64,
+    pub tool_calls: u64,
+    pub edit_calls: u64,
+    pub edit_calls_exact: u64,
+    pub edit_calls_fuzzy: u64,
+    pub edit_calls_failed: u64,
+    pub edits_exact: u64,
+    pub edits_fuzzy: u64,
+    pub edit_failures: BTreeMap<String, u64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub total_tokens: u64,
+    /// Sum over the runs that have a cost; `None` when none has.
+    pub cost: Option<f64>,
+    pub wall_seconds: f64,
+}
+
+impl ModelSummary {
+    pub fn count(&self, outcome: Outcome) -> u32 {
+        self.outcomes.get(&outcome).copied().unwrap_or(0)
+    }
+
+    /// Passed runs over all runs (diverged and errored runs included in the denominator).
+    pub fn pass_rate(&self) -> Option<f64> {
+        (self.runs > 0).then(|| f64::from(self.count(Outcome::Passed)) / f64::from(self.runs))
+    }
+
+    pub fn mean_turns(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.turns as f64 / f64::from(self.runs))
+    }
+
+    /// Failed edit calls over edit calls; `None` without edit calls.
+    pub fn edit_failure_rate(&self) -> Option<f64> {
+        (self.edit_calls > 0).then(|| self.edit_calls_failed as f64 / self.edit_calls as f64)
+    }
+
+    pub fn mean_wall_seconds(&self) -> Option<f64> {
+        (self.runs > 0).then(|| self.wall_seconds / f64::from(self.runs))
+    }
+
+    fn add(&mut self, r: &RunRecord) {
+        self.runs += 1;
+        *self.outcomes.entry(r.outcome).or_default() += 1;
+        self.turns += u64::from(r.turns);
+        self.tool_calls += u64::from(r.tool_call_count());
+        self.edit_calls += u64::from(r.edits.calls);
+        self.edit_calls_exact += u64::from(r.edits.calls_exact);
+        self.edit_calls_fuzzy += u64::from(r.edits.calls_fuzzy);
+        self.edit_calls_failed += u64::from(r.edits.calls_failed);
+        self.edits_exact += u64::from(r.edits.edits_exact);
+        self.edits_fuzzy += u64::from(r.edits.edits_fuzzy);
+        for (kind, n) in &r.edits.failures {
+            *self.edit_failures.entry(kind.clone()).or_default() += u64::from(*n);
+        }
+        self.input_tokens += r.tokens.input;
+        self.output_tokens += r.tokens.output;
+        self.cache_read_tokens += r.tokens.cache_read;
+        self.cache_write_tokens += r.tokens.cache_write;
+        self.total_tokens += r.tokens.total;
+        if let Some(cost) = r.cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + cost);
+        }
+        self.wall_seconds += r.wall_time.as_secs_f64();
+    }
+}
+
+/// One summary per provider and model, sorted by provider then model.
+pub fn summarise(records: &[&RunRecord]) -> Vec<ModelSummary> {
+    let mut by: BTreeMap<(String, String), ModelSummary> = BTreeMap::new();
+    for r in records {
+        by.entry((r.provider.clone(), r.model.clone()))
+            .or_insert_with(|| ModelSummary {
+                provider: r.provider.clone(),
+                model: r.model.clone(),
+                ..ModelSummary::default()
+            })
+            .add(r);
+    }
+    by.into_values().collect()
+}
+
+/// A rate or ratio with 4 decimals; empty for `None`.
+pub(crate) fn fmt_ratio(x: Option<f64>) -> String {
+    x.map(|x| format!("{x:.4}")).unwrap_or_default()
+}
+
+/// Dollars with 6 decimals; empty for `None`.
+pub(crate) fn fmt_cost(x: Option<f64>) -> String {
+    x.map(|x| format!("{x:.6}")).unwrap_or_default()
+}
+
+/// Seconds with 3 decimals.
+pub(crate) fn fmt_secs(secs: f64) -> String {
+    format!("{secs:.3}")
+}
+
+#[cfg(test)]
+mod tests;

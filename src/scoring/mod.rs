@@ -1,1 +1,465 @@
-//! Scoring: run a task's checks after the agent stops and build the per-run record.
+//! Scoring: run a task's checks after the agent stops ([`checks`]) and build the per-run record
+//! ([`RunRecord`]) that the reports read.
+//!
+//! The outcome rules live in one function, [`decide_outcome`]. Edit telemetry is counted from the
+//! agent's [`ToolCallRecord`]s (see [`EditStats`] for what each count means). Depends on `agent`,
+//! `tools`, `tasks` and `workspace`; never on the reports or the runner.
+
+pub mod checks;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use checks::{CheckResult, run_check, run_checks};
+
+use crate::agent::{AgentRun, StopCause, ToolCallRecord};
+use crate::conversation::Usage;
+use crate::tasks::Task;
+use crate::tools::MatchTier;
+use crate::workspace::WorkspaceDiff;
+
+/// The name of the edit tool, whose calls are counted apart.
+pub const EDIT_TOOL: &str = "edit";
+
+/// The failure kind counted for a failed edit call that carries no [`crate::tools::EditReport`].
+pub const UNREPORTED_FAILURE: &str = "unreported";
+
+/// Every edit failure kind counted in the reports, in column order: the names of
+/// [`crate::tools::EditFailure`], then [`UNREPORTED_FAILURE`].
+pub const FAILURE_KINDS: [&str; 9] = [
+    "no_edits",
+    "empty_old_text",
+    "not_found",
+    "not_unique",
+    "overlap",
+    "no_change",
+    "file_error",
+    "invalid_arguments",
+    UNREPORTED_FAILURE,
+];
+
+/// How a run ended, as the reports show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every check passed.
+    Passed,
+    /// Some check failed.
+    Failed,
+    /// The request the harness built no longer matches the cassette.
+    Diverged,
+    /// A provider, cassette or setup failure: not the model's fault, not a verdict on it.
+    Error,
+    /// A turn, token or wall-time limit ended the run (checks still ran).
+    LimitReached,
+}
+
+impl Outcome {
+    /// All outcomes, in report order.
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Passed,
+        Outcome::Failed,
+        Outcome::Diverged,
+        Outcome::Error,
+        Outcome::LimitReached,
+    ];
+
+    /// The stable name used in CSV and markdown.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Passed => "passed",
+            Outcome::Failed => "failed",
+            Outcome::Diverged => "diverged",
+            Outcome::Error => "error",
+            Outcome::LimitReached => "limit_reached",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+impl Price {
+    /// The cost in dollars of `usage` at these prices.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        (usage.input as f64 * self.input
+            + usage.output as f64 * self.output
+            + usage.cache_read as f64 * self.cache_read
+            + usage.cache_write as f64 * self.cache_write)
+            / 1_000_000.0
+    }
+}
+
+/// What the runner knows about a run besides the agent's own record.
+#[derive(Debug, Clone, Default)]
+pub struct ScoreInputs {
+    pub provider: String,
+    pub model: String,
+    /// 1-based repetition of the same task, provider and model.
+    pub epoch: u32,
+    /// `None` leaves the cost empty (unknown model price).
+    pub price: Option<Price>,
+    /// The whole run: workspace setup, agent loop and checks.
+    pub wall_time: Duration,
+    /// The cassette divergence message, if the run diverged.
+    pub divergence: Option<String>,
+    /// A provider, cassette or setup failure the runner saw, if any.
+    pub error: Option<String>,
+}
+
+/// Edit telemetry of one run.
+///
+/// *Calls* are counted by outcome: every call of the `edit` tool is exactly one of applied
+/// exactly (no located edit needed the fuzzy tier), applied fuzzily (at least one did) or failed
+/// (the result is an error). *Edits* are the `edits[]` entries of the applied calls, counted by
+/// the tier that located each one; the located prefix of a failed call is not counted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditStats {
+    pub calls: u32,
+    pub calls_exact: u32,
+    pub calls_fuzzy: u32,
+    pub calls_failed: u32,
+    pub edits_exact: u32,
+    pub edits_fuzzy: u32,
+    /// Failed calls by [`crate::tools::EditFailure::name`] (or [`UNREPORTED_FAILURE`]).
+    pub failures: BTreeMap<String, u32>,
+}
+
+impl EditStats {
+    /// Counts the edit calls among `records`.
+    pub fn count(records: &[ToolCallRecord]) -> EditStats {
+        let mut stats = EditStats::default();
+        for record in records.iter().filter(|r| r.call.name == EDIT_TOOL) {
+            stats.calls += 1;
+            let report = record.result.edit.as_ref();
+            if record.result.is_error {
+                stats.calls_failed += 1;
+                let kind = report
+                    .and_then(|r| r.failure.as_ref())
+                    .map_or(UNREPORTED_FAILURE, |f| f.name());
+                *stats.failures.entry(kind.to_owned()).or_default() += 1;
+                continue;
+            }
+            let tiers = report.map(|r| r.tiers.as_slice()).unwrap_or_default();
+            let fuzzy = tiers.iter().filter(|t| **t == MatchTier::Fuzzy).count() as u32;
+            stats.edits_fuzzy += fuzzy;
+            stats.edits_exact += tiers.len() as u32 - fuzzy;
+            if fuzzy > 0 {
+                stats.calls_fuzzy += 1;
+            } else {
+                stats.calls_exact += 1;
+            }
+        }
+        stats
+    }
+
+    /// Failed edit calls over edit calls; `None` without edit calls.
+    pub fn failure_rate(&self) -> Option<f64> {
+        (self.calls > 0).then(|| f64::from(self.calls_failed) / f64::from(self.calls))
+    }
+}
+
+/// Token counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub total: u64,
+}
+
+impl From<&Usage> for Tokens {
+    fn from(u: &Usage) -> Self {
+        Tokens {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            total: u.total_tokens,
+        }
+    }
+}
+
+/// Everything the reports know about one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub task_id: String,
+    pub provider: String,
+    pub model: String,
+    pub epoch: u32,
+    pub tags: Vec<String>,
+    pub outcome: Outcome,
+    /// One line: why the outcome is what it is.
+    pub reason: String,
+    /// The full divergence or error text when there is one (for the transcript).
+    pub detail: Option<String>,
+    /// How the agent loop stopped (`completed`, `limit: turns`, `model error: ...`, ...).
+    pub stop: String,
+    pub checks: Vec<CheckResult>,
+    pub checks_passed: u32,
+    pub checks_total: u32,
+    pub turns: u32,
+    /// Calls per tool name.
+    pub tool_calls: BTreeMap<String, u32>,
+    /// Tool calls whose result was an error.
+    pub tool_errors: u32,
+    pub edits: EditStats,
+    /// Failed edit calls over edit calls; `None` without edit calls.
+    pub edit_failure_rate: Option<f64>,
+    pub tokens: Tokens,
+    /// Dollars; `None` when no price was given.
+    pub cost: Option<f64>,
+    #[serde(with = "crate::agent::duration_ms")]
+    pub wall_time: Duration,
+    #[serde(with = "crate::agent::duration_ms")]
+    pub model_time: Duration,
+    #[serde(with = "crate::agent::duration_ms")]
+    pub tool_time: Duration,
+    #[serde(with = "crate::agent::duration_ms")]
+    pub check_time: Duration,
+    pub diff_files: u32,
+    pub diff_lines_added: u32,
+    pub diff_lines_removed: u32,
+    /// `runs/<run>/transcript.md`, relative to the report folder.
+    pub transcript_path: String,
+    /// `runs/<run>/diff.patch`, relative to the report folder.
+    pub diff_path: String,
+}
+
+impl RunRecord {
+    /// The run's folder under the report folder: `runs/<task>--<provider>--<model>--e<epoch>`.
+    pub fn run_dir(&self) -> String {
+        run_dir(&self.task_id, &self.provider, &self.model, self.epoch)
+    }
+
+    /// Total tool calls.
+    pub fn tool_call_count(&self) -> u32 {
+        self.tool_calls.values().sum()
+    }
+}
+
+/// `runs/<task>--<provider>--<model>--e<epoch>`, every character outside `[A-Za-z0-9._-]`
+/// replaced by `_` (model ids such as `org/model:tag` stay one folder).
+pub fn run_dir(task: &str, provider: &str, model: &str, epoch: u32) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!(
+        "runs/{}--{}--{}--e{epoch}",
+        clean(task),
+        clean(provider),
+        clean(model)
+    )
+}
+
+/// How the agent loop stopped, in words.
+pub fn stop_label(stop: &StopCause) -> String {
+    match stop {
+        StopCause::Completed => "completed".to_owned(),
+        StopCause::Limit(kind) => format!("limit: {}", kind.name()),
+        StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
+        StopCause::Provider(err) => format!(
+            "provider error ({}): {}",
+            err.kind(),
+            first_line(&err.to_string())
+        ),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
+    if line.chars().count() > 200 {
+        format!("{}…", line.chars().take(200).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+/// One line for a check's detail: its first line, and for a command with output, the last
+/// non-blank output line (where test runners put their verdict: `FAILED (failures=1)`).
+fn check_summary(detail: &str) -> String {
+    let head = first_line(detail);
+    if !detail.contains("\n--- stdout ---\n") && !detail.contains("\n--- stderr ---\n") {
+        return head;
+    }
+    let last = detail
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("--- std"))
+        .unwrap_or_default();
+    if last.is_empty() || last == head {
+        head
+    } else {
+        format!("{head}: {}", first_line(last))
+    }
+}
+
+/// The outcome rules, in priority order:
+/// 1. a divergence → `diverged`;
+/// 2. a runner error (provider, cassette, setup), a provider failure that stopped the loop, or a
+///    reply with stop reason `error`/`aborted` → `error`;
+/// 3. a limit → `limit_reached` (the checks still ran and are shown);
+/// 4. otherwise `passed` iff there are checks and all of them passed, else `failed`.
+///
+/// Returns the outcome and a one-line reason.
+pub fn decide_outcome(
+    divergence: Option<&str>,
+    error: Option<&str>,
+    stop: &StopCause,
+    checks: &[CheckResult],
+) -> (Outcome, String) {
+    let passed = checks.iter().filter(|c| c.passed).count();
+    let total = checks.len();
+    if let Some(divergence) = divergence {
+        return (
+            Outcome::Diverged,
+            format!("diverged: {}", first_line(divergence)),
+        );
+    }
+    if let Some(error) = error {
+        return (Outcome::Error, format!("error: {}", first_line(error)));
+    }
+    match stop {
+        StopCause::Provider(_) | StopCause::ModelError(_) => {
+            return (Outcome::Error, stop_label(stop));
+        }
+        StopCause::Limit(kind) => {
+            return (
+                Outcome::LimitReached,
+                format!(
+                    "{} limit reached; {passed}/{total} checks passed",
+                    kind.name()
+                ),
+            );
+        }
+        StopCause::Completed => {}
+    }
+    if total == 0 {
+        return (Outcome::Failed, "no checks ran".to_owned());
+    }
+    if passed == total {
+        return (Outcome::Passed, format!("all {total} checks passed"));
+    }
+    let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
+    let first = failed[0];
+    let why = check_summary(&first.detail);
+    let reason = if failed.len() == 1 {
+        format!("check '{}' failed: {why}", first.name)
+    } else {
+        format!(
+            "{} of {total} checks failed; first '{}': {why}",
+            failed.len(),
+            first.name
+        )
+    };
+    (Outcome::Failed, reason)
+}
+
+/// Builds the record of one run.
+pub fn score(
+    task: &Task,
+    run: &AgentRun,
+    checks: Vec<CheckResult>,
+    diff: &WorkspaceDiff,
+    ctx: ScoreInputs,
+) -> RunRecord {
+    let (outcome, reason) = decide_outcome(
+        ctx.divergence.as_deref(),
+        ctx.error.as_deref(),
+        &run.stop,
+        &checks,
+    );
+    let detail = ctx
+        .divergence
+        .clone()
+        .or_else(|| ctx.error.clone())
+        .or_else(|| match &run.stop {
+            StopCause::ModelError(m) => Some(m.clone()),
+            StopCause::Provider(e) => Some(e.to_string()),
+            _ => None,
+        });
+    let mut tool_calls = BTreeMap::new();
+    for record in &run.tool_calls {
+        *tool_calls.entry(record.call.name.clone()).or_insert(0u32) += 1;
+    }
+    let edits = EditStats::count(&run.tool_calls);
+    let dir = run_dir(&task.id, &ctx.provider, &ctx.model, ctx.epoch);
+    RunRecord {
+        task_id: task.id.clone(),
+        provider: ctx.provider,
+        model: ctx.model,
+        epoch: ctx.epoch,
+        tags: task.tags.clone(),
+        outcome,
+        reason,
+        detail,
+        stop: stop_label(&run.stop),
+        checks_passed: checks.iter().filter(|c| c.passed).count() as u32,
+        checks_total: checks.len() as u32,
+        check_time: checks.iter().map(|c| c.duration).sum(),
+        checks,
+        turns: run.turns,
+        tool_calls,
+        tool_errors: run.tool_calls.iter().filter(|r| r.result.is_error).count() as u32,
+        edit_failure_rate: edits.failure_rate(),
+        edits,
+        tokens: Tokens::from(&run.usage),
+        cost: ctx.price.map(|p| p.cost(&run.usage)),
+        wall_time: ctx.wall_time,
+        model_time: run.model_time,
+        tool_time: run.tool_time,
+        diff_files: diff.files_changed,
+        diff_lines_added: diff.lines_added,
+        diff_lines_removed: diff.lines_removed,
+        transcript_path: format!("{dir}/transcript.md"),
+        diff_path: format!("{dir}/diff.patch"),
+    }
+}
+
+/// The record of a run that ended before the agent started (the workspace could not be created,
+/// the cassette is missing, ...): no turns, no checks, outcome from `ctx` (`error` when
+/// `ctx.error` is set, `diverged` for a divergence, else `failed` with "no checks ran").
+pub fn score_without_run(task: &Task, ctx: ScoreInputs) -> RunRecord {
+    let run = AgentRun {
+        messages: Vec::new(),
+        tool_calls: Vec::new(),
+        turns: 0,
+        usage: Usage::default(),
+        model_time: Duration::ZERO,
+        tool_time: Duration::ZERO,
+        stop: StopCause::Completed,
+    };
+    score(task, &run, Vec::new(), &WorkspaceDiff::default(), ctx)
+}
+
+#[cfg(test)]
+mod tests;

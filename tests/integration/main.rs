@@ -1,3 +1,4 @@
-//! The integration-test binary: one module per area.
+//! The integration-test binary: one submodule per area.
 
 mod providers;
+mod tasks;

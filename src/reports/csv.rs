@@ -1,0 +1,221 @@
+//! `runs.csv` (one row per run) and `summary.csv` (one row per provider and model). The column
+//! order is fixed and documented in `COLUMNS.md`; a test keeps the two in step.
+
+use crate::scoring::{FAILURE_KINDS, RunRecord};
+
+use super::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise};
+
+/// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
+/// `calls_other`.
+pub const TOOL_COLUMNS: [&str; 7] = ["read", "write", "edit", "bash", "grep", "find", "ls"];
+
+/// The columns of `runs.csv` that hold timings (nondeterministic; filter them in snapshots).
+pub const TIMING_COLUMNS: [&str; 4] = [
+    "wall_seconds",
+    "model_seconds",
+    "tool_seconds",
+    "check_seconds",
+];
+
+/// The header of `runs.csv`, in order.
+pub fn runs_columns() -> Vec<String> {
+    let mut cols: Vec<String> = [
+        "task",
+        "provider",
+        "model",
+        "epoch",
+        "outcome",
+        "reason",
+        "stop",
+        "checks_passed",
+        "checks_total",
+        "turns",
+        "tool_calls",
+        "tool_errors",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    cols.extend(TOOL_COLUMNS.iter().map(|t| format!("calls_{t}")));
+    cols.push("calls_other".into());
+    cols.extend(
+        [
+            "edit_calls",
+            "edit_calls_exact",
+            "edit_calls_fuzzy",
+            "edit_calls_failed",
+            "edits_exact",
+            "edits_fuzzy",
+            "edit_failure_rate",
+        ]
+        .map(String::from),
+    );
+    cols.extend(FAILURE_KINDS.iter().map(|k| format!("fail_{k}")));
+    cols.extend(
+        [
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "total_tokens",
+            "cost_usd",
+        ]
+        .map(String::from),
+    );
+    cols.extend(TIMING_COLUMNS.map(String::from));
+    cols.extend(
+        [
+            "diff_files",
+            "diff_lines_added",
+            "diff_lines_removed",
+            "transcript",
+            "diff",
+            "tags",
+        ]
+        .map(String::from),
+    );
+    cols
+}
+
+/// The header of `summary.csv`, in order.
+pub const SUMMARY_COLUMNS: [&str; 21] = [
+    "provider",
+    "model",
+    "runs",
+    "passed",
+    "failed",
+    "diverged",
+    "error",
+    "limit_reached",
+    "pass_rate",
+    "mean_turns",
+    "tool_calls",
+    "edit_calls",
+    "edit_calls_failed",
+    "edit_failure_rate",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "total_tokens",
+    "cost_usd",
+    "mean_wall_seconds",
+];
+
+/// One `runs.csv` row, in [`runs_columns`] order.
+pub fn runs_row(r: &RunRecord) -> Vec<String> {
+    let mut row = vec![
+        r.task_id.clone(),
+        r.provider.clone(),
+        r.model.clone(),
+        r.epoch.to_string(),
+        r.outcome.name().to_owned(),
+        r.reason.clone(),
+        r.stop.clone(),
+        r.checks_passed.to_string(),
+        r.checks_total.to_string(),
+        r.turns.to_string(),
+        r.tool_call_count().to_string(),
+        r.tool_errors.to_string(),
+    ];
+    let count = |t: &str| r.tool_calls.get(t).copied().unwrap_or(0);
+    row.extend(TOOL_COLUMNS.iter().map(|t| count(t).to_string()));
+    let other: u32 = r
+        .tool_calls
+        .iter()
+        .filter(|(name, _)| !TOOL_COLUMNS.contains(&name.as_str()))
+        .map(|(_, n)| n)
+        .sum();
+    row.push(other.to_string());
+    let e = &r.edits;
+    row.extend([
+        e.calls.to_string(),
+        e.calls_exact.to_string(),
+        e.calls_fuzzy.to_string(),
+        e.calls_failed.to_string(),
+        e.edits_exact.to_string(),
+        e.edits_fuzzy.to_string(),
+        fmt_ratio(r.edit_failure_rate),
+    ]);
+    row.extend(
+        FAILURE_KINDS
+            .iter()
+            .map(|k| e.failures.get(*k).copied().unwrap_or(0).to_string()),
+    );
+    row.extend([
+        r.tokens.input.to_string(),
+        r.tokens.output.to_string(),
+        r.tokens.cache_read.to_string(),
+        r.tokens.cache_write.to_string(),
+        r.tokens.total.to_string(),
+        fmt_cost(r.cost),
+        fmt_secs(r.wall_time.as_secs_f64()),
+        fmt_secs(r.model_time.as_secs_f64()),
+        fmt_secs(r.tool_time.as_secs_f64()),
+        fmt_secs(r.check_time.as_secs_f64()),
+        r.diff_files.to_string(),
+        r.diff_lines_added.to_string(),
+        r.diff_lines_removed.to_string(),
+        r.transcript_path.clone(),
+        r.diff_path.clone(),
+        r.tags.join(";"),
+    ]);
+    row
+}
+
+/// `runs.csv` for records already in report order.
+pub fn runs_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(runs_columns())?;
+    for r in records {
+        w.write_record(runs_row(r))?;
+    }
+    finish(w)
+}
+
+/// One `summary.csv` row, in [`SUMMARY_COLUMNS`] order.
+pub fn summary_row(s: &ModelSummary) -> Vec<String> {
+    use crate::scoring::Outcome;
+    vec![
+        s.provider.clone(),
+        s.model.clone(),
+        s.runs.to_string(),
+        s.count(Outcome::Passed).to_string(),
+        s.count(Outcome::Failed).to_string(),
+        s.count(Outcome::Diverged).to_string(),
+        s.count(Outcome::Error).to_string(),
+        s.count(Outcome::LimitReached).to_string(),
+        fmt_ratio(s.pass_rate()),
+        s.mean_turns()
+            .map(|x| format!("{x:.2}"))
+            .unwrap_or_default(),
+        s.tool_calls.to_string(),
+        s.edit_calls.to_string(),
+        s.edit_calls_failed.to_string(),
+        fmt_ratio(s.edit_failure_rate()),
+        s.input_tokens.to_string(),
+        s.output_tokens.to_string(),
+        s.cache_read_tokens.to_string(),
+        s.cache_write_tokens.to_string(),
+        s.total_tokens.to_string(),
+        fmt_cost(s.cost),
+        s.mean_wall_seconds().map(fmt_secs).unwrap_or_default(),
+    ]
+}
+
+/// `summary.csv` for records already in report order.
+pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(SUMMARY_COLUMNS)?;
+    for s in summarise(records) {
+        w.write_record(summary_row(&s))?;
+    }
+    finish(w)
+}
+
+fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
+    let bytes = w
+        .into_inner()
+        .map_err(|e| ::csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}

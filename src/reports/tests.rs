@@ -1,0 +1,401 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::agent::{AgentRun, StopCause, ToolCallRecord};
+use crate::conversation::{
+    AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserContent,
+};
+use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir};
+use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
+
+fn rec(
+    task: &str,
+    provider: &str,
+    model: &str,
+    epoch: u32,
+    outcome: Outcome,
+    reason: &str,
+) -> RunRecord {
+    let dir = run_dir(task, provider, model, epoch);
+    RunRecord {
+        task_id: task.into(),
+        provider: provider.into(),
+        model: model.into(),
+        epoch,
+        tags: vec!["python".into(), "edit".into()],
+        outcome,
+        reason: reason.into(),
+        detail: None,
+        stop: "completed".into(),
+        checks: vec![CheckResult {
+            name: "unit tests".into(),
+            passed: outcome == Outcome::Passed,
+            detail: "exit 0 (expected 0)".into(),
+            duration: Duration::from_millis(1500),
+        }],
+        checks_passed: u32::from(outcome == Outcome::Passed),
+        checks_total: 1,
+        turns: 5,
+        tool_calls: [
+            ("read".to_owned(), 3),
+            ("edit".to_owned(), 3),
+            ("bash".to_owned(), 2),
+            ("mystery".to_owned(), 1),
+        ]
+        .into_iter()
+        .collect(),
+        tool_errors: 2,
+        edits: EditStats {
+            calls: 3,
+            calls_exact: 1,
+            calls_fuzzy: 1,
+            calls_failed: 1,
+            edits_exact: 2,
+            edits_fuzzy: 1,
+            failures: [("not_found".to_owned(), 1)].into_iter().collect(),
+        },
+        edit_failure_rate: Some(1.0 / 3.0),
+        tokens: Tokens {
+            input: 12_000,
+            output: 3_400,
+            cache_read: 40_000,
+            cache_write: 2_000,
+            total: 57_400,
+        },
+        cost: Some(0.0651),
+        wall_time: Duration::from_millis(12_345),
+        model_time: Duration::from_millis(9_000),
+        tool_time: Duration::from_millis(1_200),
+        check_time: Duration::from_millis(1_500),
+        diff_files: 1,
+        diff_lines_added: 2,
+        diff_lines_removed: 1,
+        transcript_path: format!("{dir}/transcript.md"),
+        diff_path: format!("{dir}/diff.patch"),
+    }
+}
+
+fn records() -> Vec<RunRecord> {
+    let mut no_edits = rec(
+        "rs-add-flag",
+        "openai",
+        "gpt-x",
+        1,
+        Outcome::LimitReached,
+        "turns limit reached; 0/1 checks passed",
+    );
+    no_edits.edits = EditStats::default();
+    no_edits.edit_failure_rate = None;
+    no_edits.tool_calls = BTreeMap::new();
+    no_edits.cost = None;
+    no_edits.stop = "limit: turns".into();
+    vec![
+        rec(
+            "py-fix-median",
+            "openai",
+            "gpt-x",
+            1,
+            Outcome::Failed,
+            "check 'unit tests' failed: exit 1 | see log",
+        ),
+        rec(
+            "py-fix-median",
+            "anthropic",
+            "claude-y",
+            2,
+            Outcome::Passed,
+            "all 1 checks passed",
+        ),
+        rec(
+            "py-fix-median",
+            "anthropic",
+            "claude-y",
+            1,
+            Outcome::Passed,
+            "all 1 checks passed",
+        ),
+        rec(
+            "rs-add-flag",
+            "anthropic",
+            "claude-y",
+            1,
+            Outcome::Diverged,
+            "diverged: turn 2: tool result differs",
+        ),
+        no_edits,
+    ]
+}
+
+/// `runs.csv` without the timing columns.
+fn without_timings(csv_text: &str) -> String {
+    let mut reader = ::csv::Reader::from_reader(csv_text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|i| !csv::TIMING_COLUMNS.contains(&&header[*i]))
+        .collect();
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(keep.iter().map(|i| &header[*i])).unwrap();
+    for row in reader.records() {
+        let row = row.unwrap();
+        w.write_record(keep.iter().map(|i| &row[*i])).unwrap();
+    }
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+#[test]
+fn runs_csv_snapshot() {
+    let records = records();
+    let text = csv::runs_csv(&sorted(&records)).unwrap();
+    // Every row has as many cells as the header.
+    let width = csv::runs_columns().len();
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(reader.headers().unwrap().len(), width);
+    assert_eq!(
+        reader
+            .records()
+            .map(|r| r.unwrap().len())
+            .collect::<Vec<_>>(),
+        vec![width; 5]
+    );
+    insta::assert_snapshot!(without_timings(&text));
+}
+
+#[test]
+fn timing_columns_hold_seconds() {
+    let records = records();
+    let text = csv::runs_csv(&sorted(&records)).unwrap();
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    let get = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_owned();
+    assert_eq!(get("wall_seconds"), "12.345");
+    assert_eq!(get("check_seconds"), "1.500");
+}
+
+#[test]
+fn summary_csv_snapshot() {
+    let records = records();
+    insta::assert_snapshot!(csv::summary_csv(&sorted(&records)).unwrap());
+}
+
+#[test]
+fn summary_md_snapshot() {
+    let records = records();
+    let md = markdown::summary_md(&sorted(&records));
+    assert!(!md.contains("12.3"), "no timings in summary.md");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn summary_md_does_not_depend_on_record_order() {
+    let records = records();
+    let mut reversed = records.clone();
+    reversed.reverse();
+    assert_eq!(
+        markdown::summary_md(&sorted(&records)),
+        markdown::summary_md(&sorted(&reversed))
+    );
+}
+
+#[test]
+fn the_columns_doc_lists_every_column_in_order() {
+    let documented = |section: &str| -> Vec<String> {
+        let body = COLUMNS_DOC.split(&format!("## {section}")).nth(1).unwrap();
+        let body = body.split("\n## ").next().unwrap();
+        body.lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .map(|l| l.split('`').next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(documented("runs.csv"), csv::runs_columns());
+    assert_eq!(
+        documented("summary.csv"),
+        csv::SUMMARY_COLUMNS.map(String::from).to_vec()
+    );
+}
+
+#[test]
+fn terminal_summary_is_aligned_and_colour_is_optional() {
+    let records = records();
+    let plain = render_terminal_summary(&records, false);
+    assert!(!plain.contains('\x1b'));
+    insta::assert_snapshot!(plain);
+    let coloured = render_terminal_summary(&records, true);
+    assert!(coloured.contains("\x1b[32mpassed"));
+    assert!(coloured.contains("\x1b[31mfailed"));
+    let stripped = regex::Regex::new("\x1b\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&coloured, "");
+    assert_eq!(stripped, plain);
+}
+
+fn agent_run() -> AgentRun {
+    let call = ToolCall {
+        id: "toolu_1".into(),
+        name: "edit".into(),
+        arguments: json!({"path": "calc.py", "edits": [{"oldText": "a + b", "newText": "b + a"}]}),
+    };
+    let result = ToolResult::error(ToolError {
+        message: "Could not find the exact text in calc.py. The old text must match exactly including all whitespace and newlines.".into(),
+        edit: Some(EditReport {
+            strategy: "pi".into(),
+            tiers: vec![MatchTier::Exact],
+            failure: Some(EditFailure::NotFound { index: 1 }),
+        }),
+    });
+    AgentRun {
+        messages: vec![
+            Message::User {
+                content: UserContent::Text("Fix the median.\nUse ```python``` fences.".into()),
+            },
+            Message::Assistant(AssistantMessage {
+                content: vec![
+                    AssistantBlock::Thinking {
+                        thinking: "The bug is in calc.py.".into(),
+                        signature: None,
+                        redacted: false,
+                    },
+                    AssistantBlock::Text {
+                        text: "Let me fix it.".into(),
+                        signature: None,
+                    },
+                    AssistantBlock::ToolCall(call.clone()),
+                ],
+                api: "anthropic-messages".into(),
+                provider: "anthropic".into(),
+                model: "claude-y".into(),
+                usage: Usage {
+                    input: 100,
+                    output: 20,
+                    ..Usage::default()
+                },
+                stop_reason: StopReason::ToolUse,
+                error_message: None,
+                response_id: None,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "toolu_1".into(),
+                tool_name: "edit".into(),
+                content: result.content.clone(),
+                is_error: true,
+            }),
+            Message::Assistant(AssistantMessage {
+                content: vec![AssistantBlock::Text {
+                    text: "I could not fix it.".into(),
+                    signature: None,
+                }],
+                api: "anthropic-messages".into(),
+                provider: "anthropic".into(),
+                model: "claude-y".into(),
+                usage: Usage::default(),
+                stop_reason: StopReason::Stop,
+                error_message: None,
+                response_id: None,
+            }),
+        ],
+        tool_calls: vec![ToolCallRecord {
+            turn: 1,
+            call,
+            result,
+            duration: Duration::from_millis(3),
+        }],
+        turns: 2,
+        usage: Usage::default(),
+        model_time: Duration::ZERO,
+        tool_time: Duration::ZERO,
+        stop: StopCause::Completed,
+    }
+}
+
+#[test]
+fn transcript_md_snapshot() {
+    let records = records();
+    let run = agent_run();
+    let diff = crate::workspace::WorkspaceDiff::default();
+    let artifacts = RunArtifacts {
+        record: &records[0],
+        run: &run,
+        diff: &diff,
+        system_prompt: Some("You are an expert coding assistant."),
+    };
+    let md = transcript::transcript_md(&artifacts);
+    // The prompt holds a ``` run, so its fence is longer.
+    assert!(md.contains("````text\nFix the median."), "{md}");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn write_report_writes_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reports/20260101-000000");
+    let records = records();
+    let run = agent_run();
+    let diff = crate::workspace::WorkspaceDiff {
+        unified: "diff --git a/x b/x\n".into(),
+        files_changed: 1,
+        lines_added: 0,
+        lines_removed: 0,
+    };
+    let artifacts = [RunArtifacts {
+        record: &records[1],
+        run: &run,
+        diff: &diff,
+        system_prompt: None,
+    }];
+    let paths = write_report(&out, &records, &artifacts).unwrap();
+    assert_eq!(paths.runs_csv, out.join("runs.csv"));
+    assert_eq!(
+        std::fs::read_to_string(&paths.runs_csv)
+            .unwrap()
+            .lines()
+            .count(),
+        6
+    );
+    assert_eq!(
+        std::fs::read_to_string(&paths.summary_csv)
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+    assert!(
+        std::fs::read_to_string(&paths.summary_md)
+            .unwrap()
+            .starts_with("# Harness results")
+    );
+    let run_dir = out.join("runs/py-fix-median--anthropic--claude-y--e2");
+    assert_eq!(paths.run_dirs, vec![run_dir.clone()]);
+    assert_eq!(
+        std::fs::read_to_string(run_dir.join("diff.patch")).unwrap(),
+        "diff --git a/x b/x\n"
+    );
+    assert!(
+        std::fs::read_to_string(run_dir.join("transcript.md"))
+            .unwrap()
+            .contains("## Assistant (turn 2)")
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("transcript.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        json["tool_calls"][0]["result"]["edit"]["failure"]["kind"],
+        "not_found"
+    );
+    assert_eq!(json["messages"][2]["content"][0], serde_json::to_value(Content::text(
+        "Could not find the exact text in calc.py. The old text must match exactly including all whitespace and newlines."
+    )).unwrap());
+}
+
+#[test]
+fn a_report_into_an_unwritable_place_names_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let err = write_report(&file.join("sub"), &records(), &[]).unwrap_err();
+    assert!(err.to_string().contains("not-a-dir"), "{err}");
+}

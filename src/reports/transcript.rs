@@ -1,0 +1,207 @@
+//! Per-run transcripts: `transcript.md` (readable: the prompt, every assistant turn's thinking,
+//! text and tool calls, every tool result with errors flagged, the stop cause and the checks) and
+//! `transcript.json` (the messages and tool-call records as JSON).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::agent::ToolCallRecord;
+use crate::conversation::{AssistantBlock, Content, Message, UserContent};
+
+use super::RunArtifacts;
+
+/// A fenced block whose fence is longer than any backtick run inside `text`.
+pub fn fenced(lang: &str, text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    format!("{fence}{lang}\n{body}\n{fence}\n")
+}
+
+fn contents_text(content: &[Content]) -> String {
+    content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => text.clone(),
+            Content::Image { mime_type, data } => {
+                format!("[image {mime_type}, {} base64 bytes]", data.len())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The markdown transcript of one run.
+pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
+    let r = a.record;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {} — {}/{} (epoch {})\n",
+        r.task_id, r.provider, r.model, r.epoch
+    );
+    let _ = writeln!(out, "- outcome: **{}** — {}", r.outcome.name(), r.reason);
+    let _ = writeln!(out, "- stop: {}", r.stop);
+    let _ = writeln!(
+        out,
+        "- turns: {}, tool calls: {}, checks: {}/{}",
+        r.turns,
+        r.tool_call_count(),
+        r.checks_passed,
+        r.checks_total
+    );
+    let _ = writeln!(
+        out,
+        "- tokens: {} input, {} output, {} cache read, {} cache write\n",
+        r.tokens.input, r.tokens.output, r.tokens.cache_read, r.tokens.cache_write
+    );
+    if let Some(system) = a.system_prompt {
+        let _ = writeln!(out, "## System prompt\n\n{}", fenced("text", system));
+    }
+    let records: HashMap<&str, &ToolCallRecord> = a
+        .run
+        .tool_calls
+        .iter()
+        .map(|t| (t.call.id.as_str(), t))
+        .collect();
+    let mut turn = 0;
+    for message in &a.run.messages {
+        match message {
+            Message::User { content } => {
+                let text = match content {
+                    UserContent::Text(text) => text.clone(),
+                    UserContent::Blocks(blocks) => contents_text(blocks),
+                };
+                let _ = writeln!(out, "## User\n\n{}", fenced("text", &text));
+            }
+            Message::Assistant(reply) => {
+                turn += 1;
+                let _ = writeln!(out, "## Assistant (turn {turn})\n");
+                for block in &reply.content {
+                    match block {
+                        AssistantBlock::Thinking {
+                            thinking, redacted, ..
+                        } => {
+                            if *redacted {
+                                let _ = writeln!(out, "**Thinking** (redacted)\n");
+                            } else {
+                                let _ =
+                                    writeln!(out, "**Thinking**\n\n{}", fenced("text", thinking));
+                            }
+                        }
+                        AssistantBlock::Text { text, .. } => {
+                            let _ = writeln!(out, "{}", fenced("text", text));
+                        }
+                        AssistantBlock::ToolCall(call) => {
+                            let args =
+                                serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+                            let _ = writeln!(
+                                out,
+                                "**Tool call** `{}` (`{}`)\n\n{}",
+                                call.name,
+                                call.id,
+                                fenced("json", &args)
+                            );
+                        }
+                    }
+                }
+                if let Some(error) = &reply.error_message {
+                    let _ = writeln!(out, "**Error**: {error}\n");
+                }
+                let _ = writeln!(
+                    out,
+                    "_stop reason: {}; tokens: {} in, {} out_\n",
+                    serde_json::to_value(reply.stop_reason)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    reply.usage.input,
+                    reply.usage.output
+                );
+            }
+            Message::ToolResult(result) => {
+                let flag = if result.is_error {
+                    " — **error**"
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    out,
+                    "### Tool result `{}` (`{}`){flag}\n",
+                    result.tool_name, result.tool_call_id
+                );
+                let _ = writeln!(out, "{}", fenced("text", &contents_text(&result.content)));
+                if let Some(edit) = records
+                    .get(result.tool_call_id.as_str())
+                    .and_then(|t| t.result.edit.as_ref())
+                {
+                    let tiers: Vec<&str> = edit
+                        .tiers
+                        .iter()
+                        .map(|t| match t {
+                            crate::tools::MatchTier::Exact => "exact",
+                            crate::tools::MatchTier::Fuzzy => "fuzzy",
+                        })
+                        .collect();
+                    let failure = edit
+                        .failure
+                        .map(|f| format!("; failure: {}", f.name()))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "_edit: strategy {}; located: [{}]{failure}_\n",
+                        edit.strategy,
+                        tiers.join(", ")
+                    );
+                }
+            }
+        }
+    }
+    let _ = writeln!(out, "## Stop\n\n{}\n", r.stop);
+    if let Some(detail) = &r.detail {
+        let _ = writeln!(out, "## Detail\n\n{}", fenced("text", detail));
+    }
+    let _ = writeln!(out, "## Checks\n");
+    for check in &r.checks {
+        let mark = if check.passed { "pass" } else { "FAIL" };
+        let _ = writeln!(
+            out,
+            "- **{mark}** {}\n\n{}",
+            check.name,
+            fenced("text", &check.detail)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "## Diff\n\n{} file(s) changed, +{} −{} (`diff.patch`)",
+        r.diff_files, r.diff_lines_added, r.diff_lines_removed
+    );
+    out
+}
+
+/// The JSON transcript of one run: identification, system prompt, messages, tool-call records.
+pub fn transcript_json(a: &RunArtifacts<'_>) -> Result<String, serde_json::Error> {
+    let r = a.record;
+    serde_json::to_string_pretty(&json!({
+        "task": r.task_id,
+        "provider": r.provider,
+        "model": r.model,
+        "epoch": r.epoch,
+        "outcome": r.outcome,
+        "stop": r.stop,
+        "system_prompt": a.system_prompt,
+        "messages": a.run.messages,
+        "tool_calls": a.run.tool_calls,
+    }))
+}

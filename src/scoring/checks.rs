@@ -1,0 +1,432 @@
+//! Running a task's checks in a workspace after the agent stops.
+//!
+//! Command checks run with `bash -c` in the workspace, in their own process group, with exactly
+//! the environment the caller passes (the runner passes the same scrubbed environment the agent's
+//! bash got); a timeout kills the whole group. Output is captured bounded: the last
+//! [`OUTPUT_TAIL_BYTES`] of stdout and of stderr are kept for the report. File checks read the
+//! workspace directly. Depends on `tasks` only.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::tasks::{Check, CheckKind, FileAssert, Task};
+
+/// How much of the end of each output stream a check result keeps.
+pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
+
+/// How long to wait for the output pipes to close after the process group was killed.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// The result of one check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub name: String,
+    pub passed: bool,
+    /// Why it failed (or what it saw): exit status, output tails, the missing text...
+    pub detail: String,
+    #[serde(with = "crate::agent::duration_ms")]
+    pub duration: Duration,
+}
+
+/// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest).
+pub async fn run_checks(
+    task: &Task,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> Vec<CheckResult> {
+    let mut results = Vec::with_capacity(task.checks.len());
+    for check in &task.checks {
+        results.push(run_check(check, workspace, env).await);
+    }
+    results
+}
+
+/// Runs one check.
+pub async fn run_check(check: &Check, workspace: &Path, env: &[(String, String)]) -> CheckResult {
+    let started = Instant::now();
+    let (passed, detail) = match &check.kind {
+        CheckKind::Command {
+            run,
+            expect_exit,
+            timeout,
+        } => command_check(run, *expect_exit, *timeout, workspace, env).await,
+        CheckKind::File { path, assert } => file_check(&workspace.join(path), path, assert),
+    };
+    CheckResult {
+        name: check.name.clone(),
+        passed,
+        detail,
+        duration: started.elapsed(),
+    }
+}
+
+async fn command_check(
+    run: &str,
+    expect_exit: i32,
+    timeout: Duration,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> (bool, String) {
+    let mut command = tokio::process::Command::new("bash");
+    command
+        .arg("-c")
+        .arg(run)
+        .current_dir(workspace)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => return (false, format!("could not start bash: {err}")),
+    };
+    let pid = child.id();
+    let stdout = tokio::spawn(read_tail(child.stdout.take()));
+    let stderr = tokio::spawn(read_tail(child.stderr.take()));
+    let status = tokio::time::timeout(timeout, child.wait()).await;
+    let timed_out = status.is_err();
+    // On a timeout the group dies; after a normal exit, anything the shell left running in its
+    // group must not outlive the check either.
+    kill_group(pid);
+    let status = match status {
+        Ok(status) => status.ok(),
+        Err(_) => child.wait().await.ok(),
+    };
+    let out = drain(stdout).await;
+    let err = drain(stderr).await;
+    let mut detail = if timed_out {
+        format!("timed out after {timeout:?} (process group killed)")
+    } else {
+        match status.and_then(|s| s.code()) {
+            Some(code) => format!("exit {code} (expected {expect_exit})"),
+            None => "killed by a signal".to_owned(),
+        }
+    };
+    let passed = !timed_out && status.and_then(|s| s.code()) == Some(expect_exit);
+    for (label, text) in [("stdout", out), ("stderr", err)] {
+        if !text.trim().is_empty() {
+            detail.push_str(&format!("\n--- {label} ---\n{}", text.trim_end()));
+        }
+    }
+    (passed, detail)
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid {
+        let _gone = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+async fn drain(task: tokio::task::JoinHandle<String>) -> String {
+    let abort = task.abort_handle();
+    match tokio::time::timeout(DRAIN_GRACE, task).await {
+        Ok(Ok(text)) => text,
+        Ok(Err(_)) => String::new(),
+        Err(_) => {
+            abort.abort();
+            "(output not collected: a process outside the group kept the pipe open)".to_owned()
+        }
+    }
+}
+
+/// Reads a stream to its end, keeping only the last [`OUTPUT_TAIL_BYTES`].
+async fn read_tail<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
+    let mut tail: Vec<u8> = Vec::new();
+    let mut dropped = false;
+    let mut buf = [0u8; 8192];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > OUTPUT_TAIL_BYTES {
+                    let cut = tail.len() - OUTPUT_TAIL_BYTES;
+                    tail.drain(..cut);
+                    dropped = true;
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&tail).into_owned();
+    if dropped {
+        format!("[... earlier output cut, last {OUTPUT_TAIL_BYTES} bytes kept ...]\n{text}")
+    } else {
+        text
+    }
+}
+
+fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
+    let exists = std::fs::symlink_metadata(full).is_ok();
+    match assert {
+        FileAssert::Exists(true) => (
+            exists,
+            if exists {
+                format!("{shown} exists")
+            } else {
+                format!("{shown} does not exist")
+            },
+        ),
+        FileAssert::Exists(false) => (
+            !exists,
+            if exists {
+                format!("{shown} exists but must not")
+            } else {
+                format!("{shown} does not exist")
+            },
+        ),
+        FileAssert::Contains(text) | FileAssert::NotContains(text) => {
+            let want = matches!(assert, FileAssert::Contains(_));
+            match std::fs::read(full) {
+                Err(err) => (false, format!("cannot read {shown}: {err}")),
+                Ok(bytes) => {
+                    let found = String::from_utf8_lossy(&bytes).contains(text.as_str());
+                    let detail = match (want, found) {
+                        (true, true) => format!("{shown} contains {text:?}"),
+                        (true, false) => format!("{shown} does not contain {text:?}"),
+                        (false, true) => format!("{shown} contains {text:?} but must not"),
+                        (false, false) => format!("{shown} does not contain {text:?}"),
+                    };
+                    (want == found, detail)
+                }
+            }
+        }
+        FileAssert::EqualsFile(expected) => {
+            let actual = match std::fs::read(full) {
+                Ok(bytes) => bytes,
+                Err(err) => return (false, format!("cannot read {shown}: {err}")),
+            };
+            let wanted = match std::fs::read(expected) {
+                Ok(bytes) => bytes,
+                Err(err) => {
+                    return (
+                        false,
+                        format!(
+                            "cannot read the expected file {}: {err}",
+                            expected.display()
+                        ),
+                    );
+                }
+            };
+            if actual == wanted {
+                return (true, format!("{shown} equals the expected file"));
+            }
+            let diff = similar::TextDiff::from_lines(
+                String::from_utf8_lossy(&wanted).as_ref(),
+                String::from_utf8_lossy(&actual).as_ref(),
+            )
+            .unified_diff()
+            .context_radius(2)
+            .header("expected", shown)
+            .to_string();
+            let short: String = diff.chars().take(OUTPUT_TAIL_BYTES).collect();
+            (
+                false,
+                format!("{shown} differs from the expected file\n{short}"),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::{Check, CheckKind, FileAssert};
+
+    fn env() -> Vec<(String, String)> {
+        std::env::vars()
+            .filter(|(k, _)| k == "PATH" || k == "HOME")
+            .collect()
+    }
+
+    fn command(run: &str, expect_exit: i32, timeout: Duration) -> Check {
+        Check {
+            name: run.to_owned(),
+            kind: CheckKind::Command {
+                run: run.to_owned(),
+                expect_exit,
+                timeout,
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_command_check_passes_on_the_expected_exit_and_runs_in_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("marker.txt"), "here").unwrap();
+        let ok = run_check(
+            &command(
+                "test -f marker.txt && echo found",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
+        assert!(ok.passed, "{}", ok.detail);
+        assert!(ok.detail.contains("found"), "{}", ok.detail);
+        let three = run_check(
+            &command("exit 3", 3, Duration::from_secs(10)),
+            dir.path(),
+            &env(),
+        )
+        .await;
+        assert!(three.passed, "{}", three.detail);
+    }
+
+    #[tokio::test]
+    async fn a_command_check_fails_on_another_exit_and_keeps_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_check(
+            &command(
+                "echo out; echo oops >&2; exit 1",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
+        assert!(!r.passed);
+        assert_eq!(
+            r.detail,
+            "exit 1 (expected 0)\n--- stdout ---\nout\n--- stderr ---\noops"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_environment_is_exactly_what_the_caller_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = env();
+        env.push(("HARNESS_CHECK_VAR".into(), "yes".into()));
+        let r = run_check(
+            &command(
+                "test \"$HARNESS_CHECK_VAR\" = yes && test -z \"$CARGO_PKG_NAME\"",
+                0,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env,
+        )
+        .await;
+        assert!(r.passed, "{}", r.detail);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        // The background sleep holds the pipes open; only killing the group ends it.
+        let r = run_check(
+            &command(
+                "sleep 30 & sleep 30; echo never",
+                0,
+                Duration::from_millis(300),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await;
+        assert!(!r.passed);
+        assert!(
+            r.detail.starts_with("timed out after 300ms"),
+            "{}",
+            r.detail
+        );
+        assert!(!r.detail.contains("never"));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn long_output_keeps_only_the_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = run_check(
+            &command("seq 1 20000", 0, Duration::from_secs(10)),
+            dir.path(),
+            &env(),
+        )
+        .await;
+        assert!(r.passed);
+        assert!(r.detail.contains("earlier output cut"));
+        assert!(
+            r.detail.ends_with("19999\n20000"),
+            "{}",
+            &r.detail[r.detail.len() - 40..]
+        );
+        assert!(r.detail.len() < OUTPUT_TAIL_BYTES + 200);
+    }
+
+    #[tokio::test]
+    async fn file_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello world\n").unwrap();
+        std::fs::write(dir.path().join("expected.txt"), "hello world\n").unwrap();
+        std::fs::write(dir.path().join("other.txt"), "bye\n").unwrap();
+        let file = |path: &str, assert: FileAssert| Check {
+            name: path.into(),
+            kind: CheckKind::File {
+                path: path.into(),
+                assert,
+            },
+        };
+        let cases = [
+            (file("a.txt", FileAssert::Exists(true)), true),
+            (file("b.txt", FileAssert::Exists(true)), false),
+            (file("b.txt", FileAssert::Exists(false)), true),
+            (file("a.txt", FileAssert::Exists(false)), false),
+            (file("a.txt", FileAssert::Contains("world".into())), true),
+            (file("a.txt", FileAssert::Contains("moon".into())), false),
+            (file("b.txt", FileAssert::Contains("moon".into())), false),
+            (file("a.txt", FileAssert::NotContains("moon".into())), true),
+            (
+                file("a.txt", FileAssert::NotContains("world".into())),
+                false,
+            ),
+            (
+                file(
+                    "a.txt",
+                    FileAssert::EqualsFile(dir.path().join("expected.txt")),
+                ),
+                true,
+            ),
+            (
+                file(
+                    "other.txt",
+                    FileAssert::EqualsFile(dir.path().join("expected.txt")),
+                ),
+                false,
+            ),
+        ];
+        for (check, want) in cases {
+            let r = run_check(&check, dir.path(), &[]).await;
+            assert_eq!(r.passed, want, "{check:?}: {}", r.detail);
+        }
+        let r = run_check(
+            &file(
+                "other.txt",
+                FileAssert::EqualsFile(dir.path().join("expected.txt")),
+            ),
+            dir.path(),
+            &[],
+        )
+        .await;
+        assert!(r.detail.contains("-hello world\n+bye"), "{}", r.detail);
+    }
+}

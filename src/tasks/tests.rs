@@ -1,0 +1,358 @@
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A task folder with a fixture repo.
+fn task_dir(suite: &Path, folder: &str, yaml: &str) {
+    write(&suite.join(folder).join("task.yaml"), yaml);
+    write(
+        &suite.join(folder).join("repo/src/calc.py"),
+        "def median(xs):\n    return xs[0]\n",
+    );
+}
+
+const GOOD: &str = r#"
+id: py-fix-median
+prompt: |
+  The tests fail. Fix median.
+checks:
+  - run: python3 -m unittest -q
+    name: unit tests
+  - file: src/calc.py
+    contains: "def median"
+  - file: out.txt
+    equals_file: expected/out.txt
+  - file: src/calc.py
+    exists: true
+limits: {turns: 30, wall_seconds: 600}
+tags: [python, edit]
+normalize:
+  - pattern: "\\d+ms"
+    replacement: "<ms>"
+"#;
+
+fn messages(problems: &[TaskProblem]) -> Vec<String> {
+    problems.iter().map(|p| p.to_string()).collect()
+}
+
+#[test]
+fn a_good_task_loads_with_defaults_filled_in() {
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(dir.path(), "py-median", GOOD);
+    write(&dir.path().join("py-median/expected/out.txt"), "3\n");
+    let suite = load_suite(dir.path()).unwrap();
+    assert_eq!(suite.tasks.len(), 1);
+    let task = &suite.tasks[0];
+    assert_eq!(task.id, "py-fix-median");
+    assert_eq!(task.prompt, "The tests fail. Fix median.\n");
+    assert_eq!(task.repo, dir.path().join("py-median/repo"));
+    assert_eq!(task.tools, ToolSetSpec::Coding);
+    assert_eq!(task.system_prompt, None);
+    assert_eq!(
+        task.checks[0],
+        Check {
+            name: "unit tests".into(),
+            kind: CheckKind::Command {
+                run: "python3 -m unittest -q".into(),
+                expect_exit: 0,
+                timeout: DEFAULT_CHECK_TIMEOUT,
+            },
+        }
+    );
+    assert_eq!(task.checks[1].name, "src/calc.py contains the text");
+    assert_eq!(
+        task.checks[2].kind,
+        CheckKind::File {
+            path: "out.txt".into(),
+            assert: FileAssert::EqualsFile(dir.path().join("py-median/expected/out.txt")),
+        }
+    );
+    assert_eq!(task.checks[3].name, "src/calc.py exists");
+    assert_eq!(task.limits.max_turns, Some(30));
+    assert_eq!(task.limits.max_wall, Some(Duration::from_secs(600)));
+    assert_eq!(task.limits.max_tokens, None);
+    assert_eq!(task.tags, ["python", "edit"]);
+    assert_eq!(task.normalize[0].pattern, "\\d+ms");
+}
+
+#[test]
+fn defaults_merge_and_tasks_override() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(DEFAULTS_FILE),
+        "system_prompt: suite prompt\ntools: readonly\nlimits: {turns: 10, tokens: 1000}\ntags: [suite, edit]\nchecks_timeout_seconds: 42\nnormalize: [{pattern: 'x+', replacement: X}]\n",
+    );
+    task_dir(
+        dir.path(),
+        "a",
+        "id: a\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        dir.path(),
+        "b",
+        "id: b\nprompt: p\nsystem_prompt: own\ntools: [read, bash]\nlimits: {turns: 3}\ntags: [edit, own]\nchecks: [{run: 'true', timeout_seconds: 5}]\nnormalize: [{pattern: 'y', replacement: Y}]\n",
+    );
+    let suite = load_suite(dir.path()).unwrap();
+    assert_eq!(suite.defaults.checks_timeout_seconds, Some(42));
+    let [a, b] = &suite.tasks[..] else {
+        panic!("two tasks")
+    };
+    assert_eq!(a.system_prompt.as_deref(), Some("suite prompt"));
+    assert_eq!(a.tools, ToolSetSpec::ReadOnly);
+    assert_eq!(
+        (a.limits.max_turns, a.limits.max_tokens),
+        (Some(10), Some(1000))
+    );
+    assert_eq!(a.tags, ["suite", "edit"]);
+    assert!(
+        matches!(a.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(42))
+    );
+    assert_eq!(a.checks[0].name, "true");
+    assert_eq!(b.system_prompt.as_deref(), Some("own"));
+    assert_eq!(
+        b.tools,
+        ToolSetSpec::Names(vec!["read".into(), "bash".into()])
+    );
+    assert_eq!(
+        (b.limits.max_turns, b.limits.max_tokens),
+        (Some(3), Some(1000))
+    );
+    assert_eq!(b.tags, ["suite", "edit", "own"]);
+    assert!(
+        matches!(b.checks[0].kind, CheckKind::Command { timeout, .. } if timeout == Duration::from_secs(5))
+    );
+    assert_eq!(
+        b.normalize
+            .iter()
+            .map(|r| r.pattern.as_str())
+            .collect::<Vec<_>>(),
+        ["x+", "y"]
+    );
+}
+
+#[test]
+fn every_problem_of_every_file_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Unknown field, wrong type inside a check, bad tool set.
+    task_dir(
+        root,
+        "bad-fields",
+        "id: bad-fields\npromt: hi\nprompt: p\ntools: writeonly\nchecks:\n  - run: make\n    expect_exit: zero\n",
+    );
+    // Missing required fields and an empty checks list.
+    task_dir(root, "missing", "tags: [x]\nchecks: []\n");
+    // No repo/ folder.
+    write(
+        &root.join("no-repo/task.yaml"),
+        "id: no-repo\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    // Duplicate id.
+    task_dir(
+        root,
+        "dup-1",
+        "id: same\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        root,
+        "dup-2",
+        "id: same\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    // Semantic problems: both run and file, missing assertion, escaping path, bad regex, bad id.
+    task_dir(
+        root,
+        "semantic",
+        "id: Semantic\nprompt: p\nchecks: [{run: x, file: y}, {file: a.txt}, {file: ../up.txt, exists: true}, {file: a, equals_file: missing.txt}]\nnormalize: [{pattern: '(', replacement: x}]\n",
+    );
+    task_dir(
+        root,
+        "semantic2",
+        "id: semantic2\nprompt: p\nchecks: [{run: x, file: y}, {file: a.txt}, {file: ../up.txt, exists: true}, {file: a, equals_file: missing.txt}, {file: a, exists: true, timeout_seconds: 3}]\nnormalize: [{pattern: '(', replacement: x}]\n",
+    );
+    // A folder without task.yaml, invalid YAML.
+    std::fs::create_dir_all(root.join("empty/repo")).unwrap();
+    task_dir(root, "yaml", "id: [unclosed\n");
+    // Ignored folders.
+    std::fs::create_dir_all(root.join(".hidden")).unwrap();
+    std::fs::create_dir_all(root.join("_shared")).unwrap();
+    task_dir(
+        root,
+        "good",
+        "id: good\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+
+    let err = load_suite(root).unwrap_err();
+    let shown: Vec<String> = messages(&err.problems)
+        .into_iter()
+        .map(|m| m.replace(&format!("{}/", root.display()), ""))
+        .collect();
+    let expected = [
+        "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
+        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize",
+        "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
+        "dup-2/task.yaml: id: duplicate id 'same' (also used by dup-1/task.yaml)",
+        "empty/task.yaml: missing task.yaml",
+    ];
+    for line in expected {
+        assert!(
+            shown.iter().any(|s| s == line),
+            "missing {line:?} in\n{}",
+            shown.join("\n")
+        );
+    }
+    let has = |needle: &str| {
+        assert!(
+            shown.iter().any(|s| s.contains(needle)),
+            "no problem containing {needle:?} in\n{}",
+            shown.join("\n")
+        )
+    };
+    has("missing/task.yaml: missing field 'id'");
+    has("missing/task.yaml: missing field 'prompt'");
+    has("missing/task.yaml: checks: at least one check is required");
+    has("no-repo: missing repo/ folder");
+    has("semantic/task.yaml: id: \"Semantic\" is not a valid id");
+    has("semantic2/task.yaml: checks[0]: a check has either `run` or `file`, not both");
+    has("semantic2/task.yaml: checks[1]: a file check needs exactly one of");
+    has("semantic2/task.yaml: checks[2].file: '../up.txt' must not leave its folder");
+    has("semantic2/task.yaml: checks[3].equals_file: no file 'missing.txt' in the task folder");
+    has("semantic2/task.yaml: checks[4].timeout_seconds: only command checks take this field");
+    has("semantic2/task.yaml: normalize[0].pattern: invalid regex");
+    has("yaml/task.yaml: invalid YAML");
+    assert!(
+        !shown
+            .iter()
+            .any(|s| s.contains("hidden") || s.contains("_shared") || s.starts_with("good"))
+    );
+    assert!(err.to_string().starts_with(&format!(
+        "{} problems in the task suite\n  ",
+        err.problems.len()
+    )));
+
+    // The lenient loader keeps the valid tasks: good and the first of the duplicates.
+    let (tasks, problems) = load_suite_lenient(root);
+    let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["same", "good"]);
+    assert_eq!(problems, err.problems);
+}
+
+#[test]
+fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
+    let schema: Value = serde_json::from_str(task_schema()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let good = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true"}]});
+    assert!(validator.is_valid(&good));
+    let bad = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true", "expect_exit": "0"}], "limits": {"turns": -1}});
+    let errors: Vec<String> = validator
+        .iter_errors(&bad)
+        .map(|e| e.instance_path().to_string())
+        .collect();
+    assert_eq!(errors, ["/checks/0/expect_exit", "/limits/turns"]);
+}
+
+#[test]
+fn a_bad_defaults_file_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join(DEFAULTS_FILE), "limits: {turn: 3}\n");
+    task_dir(
+        dir.path(),
+        "a",
+        "id: a\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    let err = load_suite(dir.path()).unwrap_err();
+    let shown = messages(&err.problems);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].ends_with("defaults.yaml: limits: unknown field 'turn', expected one of turns, wall_seconds, tokens"),
+        "{}",
+        shown[0]
+    );
+    let (tasks, _) = load_suite_lenient(dir.path());
+    assert_eq!(tasks.len(), 1);
+
+    write(&dir.path().join(DEFAULTS_FILE), "prompt: no\n");
+    let err = load_suite(dir.path()).unwrap_err();
+    assert!(
+        err.problems[0].to_string().ends_with(
+            "defaults.yaml: unknown field 'prompt', expected one of system_prompt, tools, limits, tags, normalize, checks_timeout_seconds"
+        ),
+        "{}",
+        err.problems[0]
+    );
+}
+
+#[test]
+fn a_missing_suite_folder_is_one_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = load_suite(&dir.path().join("nope")).unwrap_err();
+    assert_eq!(err.problems.len(), 1);
+    assert!(
+        err.problems[0]
+            .message
+            .starts_with("cannot read the tasks folder")
+    );
+}
+
+fn named(id: &str, tags: &[&str]) -> Task {
+    Task {
+        id: id.into(),
+        dir: id.into(),
+        repo: id.into(),
+        prompt: "p".into(),
+        system_prompt: None,
+        tools: ToolSetSpec::Coding,
+        checks: vec![],
+        limits: Limits::default(),
+        tags: tags.iter().map(|t| t.to_string()).collect(),
+        normalize: vec![],
+    }
+}
+
+#[test]
+fn filters_by_glob_and_tag() {
+    let tasks = vec![
+        named("py-median", &["python"]),
+        named("py-mean", &["python", "slow"]),
+        named("rs-flag", &["rust"]),
+    ];
+    let ids = |t: Vec<Task>| t.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(filter(tasks.clone(), &[], &[]).unwrap()),
+        ["py-median", "py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-*".into()], &[]).unwrap()),
+        ["py-median", "py-mean"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-m?an".into(), "rs-*".into()], &[]).unwrap()),
+        ["py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &[], &["slow".into(), "rust".into()]).unwrap()),
+        ["py-mean", "rs-flag"]
+    );
+    assert_eq!(
+        ids(filter(tasks.clone(), &["py-*".into()], &["rust".into()]).unwrap()),
+        Vec::<String>::new()
+    );
+    assert!(
+        filter(tasks, &["py-[".into()], &[])
+            .unwrap_err()
+            .to_string()
+            .starts_with("invalid task pattern 'py-['")
+    );
+}
+
+#[test]
+fn the_schema_is_published_and_valid() {
+    let schema: Value = serde_json::from_str(task_schema()).unwrap();
+    assert_eq!(schema["title"], "harness task");
+    assert!(jsonschema::meta::is_valid(&schema));
+}

@@ -1,0 +1,1 @@
+"""Application configuration: defaults overridden by a .env file."""

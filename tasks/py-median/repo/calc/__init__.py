@@ -1,0 +1,1 @@
+"""Small descriptive statistics helpers."""
