@@ -620,3 +620,66 @@ async fn the_captured_final_messages_are_reproduced() {
     );
     assert_eq!(m.stop_reason, StopReason::ToolUse);
 }
+
+#[test]
+fn every_shipped_script_loads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let script = harness::testkit::load_script(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!script.turns.is_empty(), "{}", path.display());
+            count += 1;
+        }
+    }
+    assert!(count > 0, "no scripts in {}", dir.display());
+}
+
+#[tokio::test]
+async fn a_reply_is_replayed_to_the_same_model_with_its_thinking_and_ids() {
+    let yaml = "turns:\n  - thinking: Check the file.\n    text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n  - text: Done.\n";
+    for api in BOTH {
+        let server = serve(api, yaml).await;
+        let p = provider(api, &server, Duration::from_secs(10));
+        let mut ctx = hello();
+        let first = p.complete(&ctx, &RequestOptions::default()).await.unwrap();
+        let id = first.tool_calls().next().unwrap().id.clone();
+        ctx.messages.push(Message::Assistant(first));
+        ctx.messages
+            .push(result(&id, "read", vec![Content::text("x")], false));
+        let second = p.complete(&ctx, &RequestOptions::default()).await.unwrap();
+        assert_eq!(second.text(), "Done.");
+        let body = &server.requests()[1].body;
+        match api {
+            ApiKind::AnthropicMessages => {
+                assert_eq!(
+                    body["messages"][1],
+                    json!({"role": "assistant", "content": [
+                        {"type": "thinking", "thinking": "Check the file.", "signature": "sig_01"},
+                        {"type": "text", "text": "Reading."},
+                        {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "a.txt"}},
+                    ]})
+                );
+                assert_eq!(
+                    body["messages"][2],
+                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                        "content": "x", "is_error": false, "cache_control": {"type": "ephemeral"}}]})
+                );
+            }
+            ApiKind::OpenaiCompletions => {
+                assert_eq!(
+                    body["messages"][2],
+                    json!({"role": "assistant", "content": "Reading.",
+                        "reasoning_content": "Check the file.",
+                        "tool_calls": [{"id": "call_01", "type": "function",
+                            "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"}}]})
+                );
+                assert_eq!(
+                    body["messages"][3],
+                    json!({"role": "tool", "content": "x", "tool_call_id": "call_01"})
+                );
+            }
+        }
+    }
+}
