@@ -11,7 +11,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 
 use super::ProviderError;
-use super::transport::{BodyStream, HttpRequest, Transport};
+use super::transport::{BodyStream, HttpRequest, Transport, TransportError};
 
 /// The default idle timeout of a stream: no bytes for this long means it stalled.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -180,14 +180,21 @@ impl SseStream {
                         self.pending.push_back(ev);
                     }
                 }
-                Ok(Some(Err(e))) => {
-                    return Err(ProviderError::StreamCut {
-                        message: e.to_string(),
-                    });
-                }
+                Ok(Some(Err(e))) => return Err(body_error(e)),
                 Ok(Some(Ok(chunk))) => self.pending.extend(self.parser.feed(&chunk)),
             }
         }
+    }
+}
+
+/// A body that broke mid-stream: a cut connection, or a cassette that could not go on.
+fn body_error(err: TransportError) -> ProviderError {
+    match err {
+        TransportError::Cassette(message) => ProviderError::Cassette(message),
+        TransportError::Body(message) => ProviderError::StreamCut { message },
+        other => ProviderError::StreamCut {
+            message: other.to_string(),
+        },
     }
 }
 
@@ -223,11 +230,7 @@ pub async fn read_body_text(
         match tokio::time::timeout(idle_timeout, body.next()).await {
             Err(_) => return Err(ProviderError::StreamStalled { idle: idle_timeout }),
             Ok(None) => break,
-            Ok(Some(Err(e))) => {
-                return Err(ProviderError::StreamCut {
-                    message: e.to_string(),
-                });
-            }
+            Ok(Some(Err(e))) => return Err(body_error(e)),
             Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
         }
     }
@@ -264,7 +267,6 @@ pub fn encode<'a>(events: impl IntoIterator<Item = &'a SseEvent>) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::transport::TransportError;
 
     fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
         let mut p = SseParser::new();
