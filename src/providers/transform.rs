@@ -66,8 +66,9 @@ pub fn transform_messages(
                                     redacted,
                                 });
                             }
-                            let has_sig = signature.as_deref().is_some_and(|s| !s.is_empty());
-                            if same && has_sig {
+                            // Same model: kept exactly (empty ones too); the wire
+                            // conversion decides what to send.
+                            if same {
                                 return Some(AssistantBlock::Thinking {
                                     thinking,
                                     signature,
@@ -76,13 +77,6 @@ pub fn transform_messages(
                             }
                             if thinking.trim().is_empty() {
                                 return None;
-                            }
-                            if same {
-                                return Some(AssistantBlock::Thinking {
-                                    thinking,
-                                    signature,
-                                    redacted,
-                                });
                             }
                             Some(AssistantBlock::Text {
                                 text: thinking,
