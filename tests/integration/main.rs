@@ -2,4 +2,5 @@
 
 mod cli_tool;
 mod edit;
+mod providers;
 mod tasks;
