@@ -11,7 +11,7 @@
 //! Pi's own "could not be resized" text, which Pi also produces when resizing fails.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -410,13 +410,6 @@ pub fn image_dimensions(bytes: &[u8], mime: &str) -> Option<(u32, u32)> {
     }
 }
 
-/// For tests and benches: a tool context-free read of `path` relative to `cwd`.
-#[doc(hidden)]
-pub fn read_for_bench(cwd: &Path, path: &str) -> Result<ToolOutput, ToolError> {
-    let abs: PathBuf = resolve_read_path(path, cwd, cwd);
-    read_file(path, &abs, None, None)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,6 +735,45 @@ mod tests {
         webp.extend([0x1F, 0x00, 0x00, 0x0F, 0x00, 0x00]);
         assert_eq!(image_dimensions(&webp, "image/webp"), Some((32, 16)));
         assert_eq!(image_dimensions(b"GIFs are fun", "image/gif"), None);
+    }
+
+    #[tokio::test]
+    async fn multibyte_characters_at_the_50kb_boundary() {
+        // Line 1 is 51197 bytes ("€" is 3 bytes); with its newline 51198. A second line of 2
+        // bytes fits exactly (51200); one more character is cut, whole lines only.
+        let first = format!("{}ab", "€".repeat(17065));
+        assert_eq!(first.len(), 51197);
+        let over = format!("{first}\n€");
+        let fits = format!("{first}\nab");
+        let dir = fixture(&[("over.txt", over.as_bytes()), ("fits.txt", fits.as_bytes())]);
+        assert_eq!(
+            text(&dir, json!({"path": "over.txt"})).await,
+            format!(
+                "{first}\n\n[Showing lines 1-1 of 2 (50.0KB limit). Use offset=2 to continue.]"
+            )
+        );
+        assert_eq!(text(&dir, json!({"path": "fits.txt"})).await, fits);
+    }
+
+    #[tokio::test]
+    async fn fractional_offsets_follow_js() {
+        let huge = format!("{}\nshort", "x".repeat(60000));
+        let dir = fixture(&[("a.txt", b"a\nb\nc"), ("huge.txt", huge.as_bytes())]);
+        // startLine 1.5: slice starts at 1; no notice without a limit.
+        assert_eq!(
+            text(&dir, json!({"path": "a.txt", "offset": 2.5})).await,
+            "b\nc"
+        );
+        assert_eq!(
+            text(&dir, json!({"path": "a.txt", "offset": 1.5, "limit": 1})).await,
+            "a\n\n[1.5 more lines in file. Use offset=2.5 to continue.]"
+        );
+        // `allLines[0.5]` is undefined in JS: Buffer.byteLength throws.
+        let e = err(&dir, json!({"path": "huge.txt", "offset": 1.5})).await;
+        assert!(
+            e.starts_with("The \"string\" argument must be of type string"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
