@@ -28,6 +28,9 @@ use super::truncate::{
 };
 use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
+/// What rg adds after a pattern that contains a line terminator.
+const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.";
+
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
 
@@ -142,7 +145,15 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
                 .flatten();
             match plain {
                 Some(regex::Error::Syntax(text)) => text,
-                _ => e.to_string(),
+                _ => {
+                    let text = e.to_string();
+                    // rg appends this hint to the line-terminator error.
+                    if text.starts_with("the literal") {
+                        format!("{text}{MULTILINE_HINT}")
+                    } else {
+                        text
+                    }
+                }
             }
         })?;
 
@@ -518,6 +529,18 @@ mod tests {
         assert_eq!(
             e.message,
             "regex parse error:\n    (\n    ^\nerror: unclosed group"
+        );
+    }
+
+    #[tokio::test]
+    async fn newline_in_pattern_is_rgs_error() {
+        let dir = tree(&[("a.txt", "x\n")]);
+        let e = run(dir.path(), json!({"pattern": "a\nb"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "the literal \"\\n\" is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched."
         );
     }
 
