@@ -175,7 +175,7 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
     }
 
     let mut errors: Vec<String> = Vec::new();
-    // (path, explicitly given) — explicit files are searched even if binary, as rg does.
+    // (path, explicitly given): explicit files are searched even if binary, as rg does.
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for entry in builder.build() {
         match entry {
@@ -196,8 +196,10 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
 
     let mut matches = Vec::new();
     for (path, explicit) in &files {
+        // rg (checked with 13.0) reports every line of an explicitly given binary file, NULs
+        // kept and line numbers unchanged: no binary handling for explicit files.
         let binary = if *explicit {
-            BinaryDetection::convert(b'\x00')
+            BinaryDetection::none()
         } else {
             BinaryDetection::quit(b'\x00')
         };
@@ -505,6 +507,15 @@ mod tests {
         assert_eq!(
             text(dir.path(), json!({"pattern": "hit"})).await,
             "t.txt:1: hit"
+        );
+    }
+
+    #[tokio::test]
+    async fn explicit_binary_file_is_searched_as_text() {
+        let dir = tree(&[("bin.dat", "hit\u{0}bin\nhit2\n")]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "hit", "path": "bin.dat"})).await,
+            "bin.dat:1: hit\u{0}bin\nbin.dat:2: hit2"
         );
     }
 
