@@ -143,8 +143,8 @@ fn read_text(
     offset: Option<f64>,
     limit: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    let all_lines: Vec<&str> = text.split('\n').collect();
-    let total = all_lines.len() as f64;
+    let line_count = text.matches('\n').count() + 1;
+    let total = line_count as f64;
     // `offset ? Math.max(0, offset - 1) : 0`: 0 and NaN are falsy.
     let start_line = match offset {
         Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
@@ -154,22 +154,17 @@ fn read_text(
         return Err(ToolError::new(format!(
             "Offset {} is beyond end of file ({} lines total)",
             js_number(offset.unwrap_or(0.0)),
-            all_lines.len()
+            line_count
         )));
     }
-    let begin = js_slice_index(start_line, all_lines.len());
+    let begin = js_slice_index(start_line, line_count);
     let (selected, user_limited_lines) = match limit {
         Some(limit) => {
             let end_line = (start_line + limit).min(total);
-            let end = js_slice_index(end_line, all_lines.len());
-            let slice = if end > begin {
-                &all_lines[begin..end]
-            } else {
-                &[][..]
-            };
-            (slice.join("\n"), Some(end_line - start_line))
+            let end = js_slice_index(end_line, line_count);
+            (lines_between(text, begin, end), Some(end_line - start_line))
         }
-        None => (all_lines[begin..].join("\n"), None),
+        None => (lines_between(text, begin, line_count), None),
     };
 
     let tr = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
@@ -182,7 +177,8 @@ fn read_text(
                 "The \"string\" argument must be of type string or an instance of Buffer or ArrayBuffer. Received undefined",
             ));
         }
-        let line_bytes = all_lines[start_line as usize].len();
+        let first = start_line as usize;
+        let line_bytes = lines_between(text, first, first + 1).len();
         let text = format!(
             "[Line {start} is {size}, exceeds {limit} limit. Use bash: sed -n '{start}p' {raw_path} | head -c {max}]",
             start = js_number(start_display),
@@ -199,7 +195,7 @@ fn read_text(
             "{}-{} of {}",
             js_number(start_display),
             js_number(end_display),
-            all_lines.len()
+            line_count
         );
         let notice = match tr.truncated_by {
             Some(super::truncate::TruncatedBy::Lines) => {
@@ -230,6 +226,30 @@ fn read_text(
         }
     }
     Ok(ToolOutput::text(tr.content))
+}
+
+/// `text.split("\n").slice(from, to).join("\n")` without splitting: the lines `from..to` are one
+/// substring of `text`.
+fn lines_between(text: &str, from: usize, to: usize) -> &str {
+    if to <= from {
+        return "";
+    }
+    let mut start = if from == 0 { Some(0) } else { None };
+    let mut end = text.len();
+    // The i-th newline (0-based) ends line i and starts line i + 1.
+    for (i, (pos, _)) in text.match_indices('\n').enumerate() {
+        if i + 1 == from {
+            start = Some(pos + 1);
+        }
+        if i + 1 == to {
+            end = pos;
+            break;
+        }
+    }
+    match start {
+        Some(start) => &text[start..end],
+        None => "",
+    }
 }
 
 fn with_truncation(text: String, tr: &super::truncate::TruncationResult) -> ToolOutput {
@@ -686,6 +706,23 @@ mod tests {
             text(&dir, json!({"path": "gif.txt"})).await,
             omitted("image/gif")
         );
+    }
+
+    #[test]
+    fn lines_between_equals_split_slice_join() {
+        for text in ["", "a", "a\n", "\n\n", "a\nbb\n\nccc", "x\r\ny\n"] {
+            let lines: Vec<&str> = text.split('\n').collect();
+            for from in 0..=lines.len() + 1 {
+                for to in 0..=lines.len() + 1 {
+                    let want = if to > from {
+                        lines[from.min(lines.len())..to.min(lines.len())].join("\n")
+                    } else {
+                        String::new()
+                    };
+                    assert_eq!(lines_between(text, from, to), want, "{text:?} {from}..{to}");
+                }
+            }
+        }
     }
 
     #[test]
