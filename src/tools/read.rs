@@ -85,12 +85,12 @@ fn read_file(
     // Pi checks `fs.access(R_OK)`; opening for reading fails the same way.
     let mut file = std::fs::File::open(abs)
         .map_err(|e| ToolError::new(node_fs_error(&e, "access", Some(abs))))?;
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let size_hint = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size_hint.max(SNIFF_BYTES));
     (&mut file)
         .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
+        .read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
-    let mut bytes = head;
     file.read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
 
@@ -143,7 +143,7 @@ fn read_text(
     offset: Option<f64>,
     limit: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    let line_count = text.matches('\n').count() + 1;
+    let line_count = text.bytes().filter(|&b| b == b'\n').count() + 1;
     let total = line_count as f64;
     // `offset ? Math.max(0, offset - 1) : 0`: 0 and NaN are falsy.
     let start_line = match offset {
@@ -164,7 +164,7 @@ fn read_text(
             let end = js_slice_index(end_line, line_count);
             (lines_between(text, begin, end), Some(end_line - start_line))
         }
-        None => (lines_between(text, begin, line_count), None),
+        None => (lines_between(text, begin, usize::MAX), None),
     };
 
     let tr = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
@@ -229,7 +229,7 @@ fn read_text(
 }
 
 /// `text.split("\n").slice(from, to).join("\n")` without splitting: the lines `from..to` are one
-/// substring of `text`.
+/// substring of `text`. `to == usize::MAX` means to the end.
 fn lines_between(text: &str, from: usize, to: usize) -> &str {
     if to <= from {
         return "";
@@ -244,6 +244,9 @@ fn lines_between(text: &str, from: usize, to: usize) -> &str {
         if i + 1 == to {
             end = pos;
             break;
+        }
+        if to == usize::MAX && start.is_some() {
+            break; // to the end of the text
         }
     }
     match start {
@@ -720,6 +723,13 @@ mod tests {
                         String::new()
                     };
                     assert_eq!(lines_between(text, from, to), want, "{text:?} {from}..{to}");
+                    if to > lines.len() {
+                        assert_eq!(
+                            lines_between(text, from, usize::MAX),
+                            want,
+                            "{text:?} {from}.."
+                        );
+                    }
                 }
             }
         }
