@@ -167,7 +167,7 @@ fn read_text(
         None => (lines_between(text, begin, usize::MAX), None),
     };
 
-    let tr = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let tr = truncate_head(selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
     let start_display = start_line + 1.0;
     if tr.first_line_exceeds_limit {
         // Pi indexes `allLines[startLine]`: a fractional start line is `undefined` there and
