@@ -1,0 +1,342 @@
+//! The recording transport: sends through the live transport, forwards every byte unchanged,
+//! and keeps a structured copy (SSE parsed into events as it passes) to write as a cassette.
+//!
+//! Depends on the transport seam, the cassette format and the secret scan; never on a provider.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::Stream;
+use serde_json::Value;
+
+use super::compare::{map_strings, replace_path};
+use super::format::{
+    Cassette, CassetteHeader, Interaction, RecordedRequest, RecordedResponse, ResponseBody,
+    SseEvent, StreamEnd, REQUEST_HEADERS, RESPONSE_HEADERS, filter_headers,
+};
+use super::sse_capture::{RawEvent, SseCapture};
+use super::{CassetteError, secrets};
+use crate::providers::transport::{
+    BodyStream, HttpRequest, HttpResponse, Transport, TransportError,
+};
+
+/// Records every interaction that passes through it. Cheap to clone: clones share the recording,
+/// so keep one clone to call [`Recorder::finish`] while the provider holds another.
+#[derive(Clone)]
+pub struct Recorder {
+    inner: Arc<dyn Transport>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    /// The workspace path spellings to replace (as given, and canonical if different).
+    workspaces: Vec<String>,
+    placeholder: String,
+    secrets: Vec<String>,
+    slots: Mutex<Vec<Slot>>,
+}
+
+struct Slot {
+    request: RecordedRequest,
+    response: Option<PendingResponse>,
+}
+
+struct PendingResponse {
+    status: u16,
+    headers: BTreeMap<String, String>,
+    /// `Some` once the body has ended (or been dropped).
+    body: Option<ResponseBody>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Vec<Slot>> {
+        // A panic while holding the lock leaves the data usable for our purposes.
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn scrub_str(&self, s: &str) -> String {
+        let mut out = s.to_owned();
+        for w in &self.workspaces {
+            out = replace_path(&out, w, &self.placeholder);
+        }
+        out
+    }
+
+    fn scrub(&self, v: &mut Value) {
+        map_strings(v, &|s| self.scrub_str(s));
+    }
+}
+
+impl Recorder {
+    /// Records through `inner`. `workspace` is replaced by [`super::WORKSPACE_PLACEHOLDER`] in
+    /// everything recorded; `secrets` are the key values in use, refused by [`Recorder::finish`].
+    pub fn new(inner: Arc<dyn Transport>, workspace: PathBuf, secrets: Vec<String>) -> Self {
+        let mut workspaces = vec![workspace.to_string_lossy().into_owned()];
+        if let Ok(canon) = workspace.canonicalize() {
+            let canon = canon.to_string_lossy().into_owned();
+            if !workspaces.contains(&canon) {
+                workspaces.push(canon);
+            }
+        }
+        // Longest first, so a canonical path that extends the given one is replaced whole.
+        workspaces.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        workspaces.retain(|w| !w.is_empty() && w != "/");
+        Recorder {
+            inner,
+            shared: Arc::new(Shared {
+                workspaces,
+                placeholder: super::WORKSPACE_PLACEHOLDER.to_owned(),
+                secrets,
+                slots: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// How many requests have been recorded so far.
+    pub fn len(&self) -> usize {
+        self.shared.lock().len()
+    }
+
+    /// Whether nothing has been recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The cassette recorded so far (bodies still streaming count as abandoned).
+    pub fn cassette(&self, mut header: CassetteHeader) -> Cassette {
+        header.workspace_placeholder = self.shared.placeholder.clone();
+        let slots = self.shared.lock();
+        let interactions = slots
+            .iter()
+            .filter_map(|slot| {
+                let resp = slot.response.as_ref()?;
+                let body = resp.body.clone().unwrap_or(ResponseBody::Sse {
+                    events: Vec::new(),
+                    end: StreamEnd::Abandoned,
+                    error: None,
+                });
+                Some(Interaction {
+                    request: slot.request.clone(),
+                    response: RecordedResponse {
+                        status: resp.status,
+                        headers: resp.headers.clone(),
+                        body,
+                    },
+                })
+            })
+            .collect();
+        Cassette {
+            header,
+            interactions,
+        }
+    }
+
+    /// Scans the recording for secrets and writes it to `path` atomically (a temporary file in
+    /// the same directory, then a rename). On a secret, nothing is written and any existing
+    /// file is kept. Requests that got no response (connection failures) are not written.
+    pub fn finish(&self, header: CassetteHeader, path: &Path) -> Result<PathBuf, CassetteError> {
+        let cassette = self.cassette(header);
+        write_cassette(&cassette, path, &self.shared.secrets)?;
+        Ok(path.to_owned())
+    }
+}
+
+/// Serialises, scans for secrets and writes atomically. Public for tools that rewrite cassettes.
+pub fn write_cassette(
+    cassette: &Cassette,
+    path: &Path,
+    secrets: &[String],
+) -> Result<(), CassetteError> {
+    let yaml = cassette.to_yaml().map_err(|e| CassetteError::Serialize {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let findings = secrets::scan_cassette(cassette, &yaml, secrets);
+    if !findings.is_empty() {
+        return Err(CassetteError::Secret {
+            path: path.to_owned(),
+            findings,
+        });
+    }
+    let io = |action, source| CassetteError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| io("create the directory of", e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".cassette-")
+        .suffix(".yaml.tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| io("create a temporary file for", e))?;
+    std::io::Write::write_all(&mut tmp, yaml.as_bytes()).map_err(|e| io("write", e))?;
+    tmp.as_file().sync_all().map_err(|e| io("sync", e))?;
+    tmp.persist(path).map_err(|e| io("rename into place", e.error))?;
+    Ok(())
+}
+
+#[async_trait]
+impl Transport for Recorder {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let mut body = request.body.clone();
+        self.shared.scrub(&mut body);
+        let recorded = RecordedRequest {
+            method: request.method.clone(),
+            path: self.shared.scrub_str(request.path()),
+            headers: filter_headers(&request.headers, REQUEST_HEADERS),
+            body,
+        };
+        let index = {
+            let mut slots = self.shared.lock();
+            slots.push(Slot {
+                request: recorded,
+                response: None,
+            });
+            slots.len() - 1
+        };
+        let response = self.inner.send(request).await?;
+        let is_sse = response
+            .header("content-type")
+            .is_some_and(|c| c.trim_start().starts_with("text/event-stream"));
+        self.shared.lock()[index].response = Some(PendingResponse {
+            status: response.status,
+            headers: filter_headers(&response.headers, RESPONSE_HEADERS),
+            body: None,
+        });
+        let tee = Tee {
+            inner: response.body,
+            shared: self.shared.clone(),
+            index,
+            capture: if is_sse {
+                Capture::Sse(SseCapture::new(), Vec::new())
+            } else {
+                Capture::Raw(Vec::new())
+            },
+            done: false,
+        };
+        Ok(HttpResponse {
+            status: response.status,
+            headers: response.headers,
+            body: Box::pin(tee) as BodyStream,
+        })
+    }
+}
+
+enum Capture {
+    Sse(SseCapture, Vec<RawEvent>),
+    Raw(Vec<u8>),
+}
+
+/// Forwards the body unchanged and captures it; stores the result when the body ends, breaks
+/// or is dropped.
+struct Tee {
+    inner: BodyStream,
+    shared: Arc<Shared>,
+    index: usize,
+    capture: Capture,
+    done: bool,
+}
+
+impl Tee {
+    fn finalize(&mut self, end: StreamEnd, error: Option<String>) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let capture = std::mem::replace(&mut self.capture, Capture::Raw(Vec::new()));
+        let error = error.map(|e| self.shared.scrub_str(&e));
+        let body = match capture {
+            Capture::Sse(mut parser, mut events) => {
+                // An event without its closing blank line is kept only if the stream completed.
+                if end == StreamEnd::Completed {
+                    events.extend(parser.finish());
+                }
+                ResponseBody::Sse {
+                    events: events.into_iter().map(|e| self.to_event(e)).collect(),
+                    end,
+                    error,
+                }
+            }
+            Capture::Raw(bytes) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                match (serde_json::from_str::<Value>(&text), &error) {
+                    (Ok(mut json), None) if end == StreamEnd::Completed => {
+                        self.shared.scrub(&mut json);
+                        ResponseBody::Json { json }
+                    }
+                    _ => ResponseBody::Text {
+                        text: self.shared.scrub_str(&text),
+                        error,
+                    },
+                }
+            }
+        };
+        if let Some(Some(resp)) = self.shared.lock().get_mut(self.index).map(|s| s.response.as_mut()) {
+            resp.body = Some(body);
+        }
+    }
+
+    fn to_event(&self, e: RawEvent) -> SseEvent {
+        let (data, text) = if e.data.is_empty() {
+            (None, None)
+        } else {
+            match serde_json::from_str::<Value>(&e.data) {
+                // A JSON string would read back as text; keep only structured data as `data`.
+                Ok(mut v) if !v.is_string() => {
+                    self.shared.scrub(&mut v);
+                    (Some(v), None)
+                }
+                _ => (None, Some(self.shared.scrub_str(&e.data))),
+            }
+        };
+        SseEvent {
+            event: e.event,
+            data,
+            text,
+            id: e.id,
+            retry: e.retry,
+        }
+    }
+}
+
+impl Stream for Tee {
+    type Item = Result<Bytes, TransportError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let item = match this.inner.as_mut().poll_next(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(item) => item,
+        };
+        match &item {
+            Some(Ok(chunk)) => match &mut this.capture {
+                Capture::Sse(parser, events) => events.extend(parser.feed(chunk)),
+                Capture::Raw(bytes) => bytes.extend_from_slice(chunk),
+            },
+            Some(Err(e)) => {
+                let message = match e {
+                    TransportError::Body(m) => m.clone(),
+                    other => other.to_string(),
+                };
+                this.finalize(StreamEnd::Cut, Some(message))
+            }
+            None => this.finalize(StreamEnd::Completed, None),
+        }
+        Poll::Ready(item)
+    }
+}
+
+impl Drop for Tee {
+    fn drop(&mut self) {
+        self.finalize(StreamEnd::Abandoned, None);
+    }
+}
