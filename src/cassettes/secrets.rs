@@ -59,11 +59,13 @@ pub fn mask(secret: &str) -> String {
 
 /// Scans one string; `known` are the key values in use.
 pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretFinding>) {
-    // A key value is itself key-shaped most of the time; report it once, as the key in use.
-    let mut known_hit = false;
+    // Byte ranges already reported, so one secret matching several patterns (a known key that
+    // is also key-shaped, `sk-ant-…` that is also `sk-…`) is reported once.
+    let mut covered: Vec<(usize, usize)> = Vec::new();
     for k in known.iter().filter(|k| k.len() >= MIN_SECRET_LEN) {
-        if s.contains(k.as_str()) {
-            known_hit = true;
+        let found: Vec<(usize, usize)> = s.match_indices(k.as_str()).map(|(i, m)| (i, i + m.len())).collect();
+        if !found.is_empty() {
+            covered.extend(found);
             out.push(SecretFinding {
                 location: location.to_owned(),
                 kind: "the value of an API key in use".to_owned(),
@@ -73,15 +75,15 @@ pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretF
     }
     for (re, kind) in PATTERNS.iter() {
         for m in re.find_iter(s) {
-            if known_hit && known.iter().any(|k| k.contains(m.as_str()) || m.as_str().contains(k.as_str())) {
+            if covered.iter().any(|&(a, b)| m.start() < b && a < m.end()) {
                 continue;
             }
+            covered.push((m.start(), m.end()));
             out.push(SecretFinding {
                 location: location.to_owned(),
                 kind: (*kind).to_owned(),
                 masked: mask(m.as_str()),
             });
-            break;
         }
     }
 }
