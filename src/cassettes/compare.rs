@@ -25,9 +25,16 @@ impl NormalizeRule {
     }
 }
 
-/// Whether `c` may continue a path segment (so `/tmp/ws1` does not match inside `/tmp/ws10`).
-fn continues_name(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
+/// Whether `after` continues the path segment just matched (so `/tmp/ws1` does not match inside
+/// `/tmp/ws10` or `/tmp/ws1.bak`, but does before `/`, a quote, a space or a final `.`).
+fn continues_name(after: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-');
+    let mut chars = after.chars();
+    match chars.next() {
+        Some('.') => chars.next().is_some_and(|c| word(c) || c == '.'),
+        Some(c) => word(c),
+        None => false,
+    }
 }
 
 /// Replaces every occurrence of `from` that ends at a path-segment boundary by `to`.
@@ -40,7 +47,7 @@ pub fn replace_path(s: &str, from: &str, to: &str) -> String {
     while let Some(i) = rest.find(from) {
         let after = &rest[i + from.len()..];
         out.push_str(&rest[..i]);
-        if after.chars().next().is_some_and(continues_name) {
+        if continues_name(after) {
             out.push_str(from);
         } else {
             out.push_str(to);
@@ -66,7 +73,10 @@ pub fn apply_rules(s: &str, rules: &[NormalizeRule]) -> String {
     let mut out = s.to_owned();
     for r in rules {
         if r.regex.is_match(&out) {
-            out = r.regex.replace_all(&out, r.replacement.as_str()).into_owned();
+            out = r
+                .regex
+                .replace_all(&out, r.replacement.as_str())
+                .into_owned();
         }
     }
     out
@@ -91,7 +101,10 @@ pub fn sort_keys(v: &Value) -> Value {
 
 /// Formats a key as a path step: `.name` or `["odd key"]`.
 fn key_step(k: &str) -> String {
-    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         format!(".{k}")
     } else {
         format!("[{}]", Value::String(k.to_owned()))
@@ -186,8 +199,12 @@ mod tests {
     #[test]
     fn replace_path_respects_segment_boundaries() {
         assert_eq!(
-            replace_path("cd /tmp/ws1 && ls /tmp/ws1/src /tmp/ws10 /tmp/ws1.x", "/tmp/ws1", "/workspace"),
-            "cd /workspace && ls /workspace/src /tmp/ws10 /tmp/ws1.x"
+            replace_path(
+                "cd /tmp/ws1 && ls /tmp/ws1/src /tmp/ws10 /tmp/ws1.x in /tmp/ws1.",
+                "/tmp/ws1",
+                "/workspace"
+            ),
+            "cd /workspace && ls /workspace/src /tmp/ws10 /tmp/ws1.x in /workspace."
         );
         assert_eq!(replace_path("\"/tmp/ws1\"", "/tmp/ws1", "/w"), "\"/w\"");
         assert_eq!(replace_path("nothing", "", "/w"), "nothing");
@@ -222,7 +239,10 @@ mod tests {
             first_difference(&a, &json!({"a": [1, 2], "b": 1, "c d": 0}), "body").as_deref(),
             Some("body[\"c d\"] (only in the new request)")
         );
-        assert_eq!(first_difference(&json!(1), &json!("1"), "x").as_deref(), Some("x"));
+        assert_eq!(
+            first_difference(&json!(1), &json!("1"), "x").as_deref(),
+            Some("x")
+        );
     }
 
     #[test]
@@ -246,7 +266,10 @@ mod tests {
         let d = unified_diff(&a, &b);
         assert!(d.starts_with("--- recorded\n+++ now\n"), "{d}");
         assert!(d.contains("-    \"item 20\",\n+    \"changed\",\n"), "{d}");
-        assert!(d.contains("\"item 17\"") && !d.contains("\"item 16\""), "{d}");
+        assert!(
+            d.contains("\"item 17\"") && !d.contains("\"item 16\""),
+            "{d}"
+        );
         assert!(!d.contains("\"item 24\""), "{d}");
     }
 

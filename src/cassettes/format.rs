@@ -271,7 +271,10 @@ impl Cassette {
         };
         // Check the version first, so a newer file says so instead of failing on a new field.
         let probe: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(malformed)?;
-        match probe.get("format_version").and_then(serde_yaml_ng::Value::as_u64) {
+        match probe
+            .get("format_version")
+            .and_then(serde_yaml_ng::Value::as_u64)
+        {
             Some(v) if v == u64::from(FORMAT_VERSION) => {}
             found => {
                 return Err(CassetteError::Version {
@@ -304,7 +307,14 @@ mod tests {
         Cassette {
             header: CassetteHeader {
                 recorded_at: "2026-01-02T03:04:05Z".into(),
-                ..CassetteHeader::new("t1", "anthropic", "m", ApiKind::AnthropicMessages, "pi", "replace")
+                ..CassetteHeader::new(
+                    "t1",
+                    "anthropic",
+                    "m",
+                    ApiKind::AnthropicMessages,
+                    "pi",
+                    "replace",
+                )
             },
             interactions: vec![Interaction {
                 request: RecordedRequest {
@@ -354,7 +364,10 @@ mod tests {
 
     #[test]
     fn unknown_field_is_an_error_with_a_location() {
-        let yaml = sample().to_yaml().unwrap().replace("status: 200", "status: 200\n    stauts: 1");
+        let yaml = sample()
+            .to_yaml()
+            .unwrap()
+            .replace("status: 200", "status: 200\n    stauts: 1");
         let err = Cassette::from_yaml(&yaml, Path::new("c/t.yaml")).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("c/t.yaml"), "{msg}");
@@ -364,8 +377,13 @@ mod tests {
 
     #[test]
     fn other_version_is_refused() {
-        let yaml = sample().to_yaml().unwrap().replace("format_version: 1", "format_version: 2");
-        let msg = Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap_err().to_string();
+        let yaml = sample()
+            .to_yaml()
+            .unwrap()
+            .replace("format_version: 1", "format_version: 2");
+        let msg = Cassette::from_yaml(&yaml, Path::new("x.yaml"))
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("format_version 2"), "{msg}");
     }
 

@@ -81,13 +81,8 @@ pub fn resolve_mode(
     let mode = match flag {
         Some(m) => m,
         None => match env(MODE_ENV).filter(|v| !v.trim().is_empty()) {
-            Some(v) => {
-                <CassetteMode as clap::ValueEnum>::from_str(v.trim(), true).map_err(|_| {
-                    CassetteError::BadMode {
-                        value: v.clone(),
-                    }
-                })?
-            }
+            Some(v) => <CassetteMode as clap::ValueEnum>::from_str(v.trim(), true)
+                .map_err(|_| CassetteError::BadMode { value: v.clone() })?,
             None => CassetteMode::Replay,
         },
     };
@@ -207,10 +202,18 @@ mod tests {
             (Some(Auto), &[("CI", "false")], Auto),
             (Some(Auto), &[("CI", "FALSE")], Auto),
             (Some(Auto), &[("CI", "")], Auto),
-            (None, &[("HARNESS_CASSETTE_MODE", "auto"), ("CI", "yes")], Replay),
+            (
+                None,
+                &[("HARNESS_CASSETTE_MODE", "auto"), ("CI", "yes")],
+                Replay,
+            ),
             (None, &[("HARNESS_CASSETTE_MODE", "auto")], Auto),
             (Some(Record), &[("CI", "true")], Record),
-            (None, &[("HARNESS_CASSETTE_MODE", "live"), ("CI", "true")], Live),
+            (
+                None,
+                &[("HARNESS_CASSETTE_MODE", "live"), ("CI", "true")],
+                Live,
+            ),
         ];
         for (flag, vars, want) in table {
             assert_eq!(
@@ -242,7 +245,12 @@ mod tests {
     #[test]
     fn paths_are_sanitised() {
         assert_eq!(
-            cassette_path(Path::new("cassettes"), "fix-bug", "openrouter", "anthropic/claude-3.5:beta"),
+            cassette_path(
+                Path::new("cassettes"),
+                "fix-bug",
+                "openrouter",
+                "anthropic/claude-3.5:beta"
+            ),
             PathBuf::from("cassettes/fix-bug/openrouter--anthropic_claude-3.5_beta.yaml")
         );
         assert_eq!(sanitize_component("../x"), "_.._x");

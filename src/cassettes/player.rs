@@ -11,8 +11,12 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::compare::{NormalizeRule, apply_rules, first_difference, map_strings, replace_path, unified_diff};
-use super::format::{Cassette, Interaction, ResponseBody, StreamEnd, REQUEST_HEADERS, filter_headers};
+use super::compare::{
+    NormalizeRule, apply_rules, first_difference, map_strings, replace_path, unified_diff,
+};
+use super::format::{
+    Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
+};
 use super::sse_capture::{RawEvent, encode};
 use super::{CassetteError, record_hint};
 use crate::providers::transport::{
@@ -87,7 +91,11 @@ struct State {
 impl Player {
     /// Loads `path`. `rules` are the task's normalisation rules; `workspace` is this run's
     /// workspace, compared as the placeholder and substituted for it in served responses.
-    pub fn load(path: &Path, rules: Vec<NormalizeRule>, workspace: &Path) -> Result<Player, CassetteError> {
+    pub fn load(
+        path: &Path,
+        rules: Vec<NormalizeRule>,
+        workspace: &Path,
+    ) -> Result<Player, CassetteError> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -109,7 +117,12 @@ impl Player {
     }
 
     /// A player over an in-memory cassette (`path` names it in messages).
-    pub fn from_cassette(cassette: Cassette, path: &Path, rules: Vec<NormalizeRule>, workspace: &Path) -> Player {
+    pub fn from_cassette(
+        cassette: Cassette,
+        path: &Path,
+        rules: Vec<NormalizeRule>,
+        workspace: &Path,
+    ) -> Player {
         let mut workspaces = vec![workspace.to_string_lossy().into_owned()];
         if let Ok(c) = workspace.canonicalize() {
             let c = c.to_string_lossy().into_owned();
@@ -144,7 +157,11 @@ impl Player {
     /// run made fewer requests than recorded.
     pub fn unused_interactions(&self) -> usize {
         let s = self.lock();
-        self.shared.cassette.interactions.len().saturating_sub(s.next)
+        self.shared
+            .cassette
+            .interactions
+            .len()
+            .saturating_sub(s.next)
     }
 
     /// How many requests have been served.
@@ -167,9 +184,7 @@ fn hint_from_path(path: &Path) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let (provider, model) = stem
-        .split_once("--")
-        .unwrap_or(("<provider>", "<model>"));
+    let (provider, model) = stem.split_once("--").unwrap_or(("<provider>", "<model>"));
     record_hint(&task, provider, model)
 }
 
@@ -187,7 +202,14 @@ impl Shared {
         });
     }
 
-    fn request_value(&self, method: &str, path: &str, headers: &Value, body: &Value, from_live: bool) -> Value {
+    fn request_value(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &Value,
+        body: &Value,
+        from_live: bool,
+    ) -> Value {
         let mut v = json!({"method": method, "path": path, "headers": headers, "body": body});
         self.normalise(&mut v, from_live);
         v
@@ -207,7 +229,13 @@ impl Shared {
         let r = &recorded.request;
         let old = self.request_value(&r.method, &r.path, &json!(r.headers), &r.body, false);
         let headers = filter_headers(&request.headers, REQUEST_HEADERS);
-        let new = self.request_value(&request.method, request.path(), &json!(headers), &request.body, true);
+        let new = self.request_value(
+            &request.method,
+            request.path(),
+            &json!(headers),
+            &request.body,
+            true,
+        );
         let what = first_difference(&old, &new, "")?;
         Some(Divergence {
             interaction: index,
@@ -262,7 +290,9 @@ impl Shared {
                 }
                 for e in events {
                     let data = match (&e.data, &e.text) {
-                        (Some(v), _) => serde_json::to_string(&self.restore_value(v)).unwrap_or_default(),
+                        (Some(v), _) => {
+                            serde_json::to_string(&self.restore_value(v)).unwrap_or_default()
+                        }
                         (None, Some(t)) => self.restore(t),
                         (None, None) => String::new(),
                     };
@@ -275,7 +305,9 @@ impl Shared {
                     chunks.push(Ok(Bytes::from(encode(&raw))));
                 }
                 if *end == StreamEnd::Cut {
-                    let e = error.clone().unwrap_or_else(|| "stream cut (recorded)".to_owned());
+                    let e = error
+                        .clone()
+                        .unwrap_or_else(|| "stream cut (recorded)".to_owned());
                     chunks.push(Err(TransportError::Body(e)));
                 }
             }
@@ -328,7 +360,14 @@ mod tests {
             body: json!({"model": "m", "messages": [{"role": "user", "content": text}]}),
         };
         Cassette {
-            header: CassetteHeader::new("t", "anthropic", "m", ApiKind::AnthropicMessages, "pi", "replace"),
+            header: CassetteHeader::new(
+                "t",
+                "anthropic",
+                "m",
+                ApiKind::AnthropicMessages,
+                "pi",
+                "replace",
+            ),
             interactions: vec![
                 Interaction {
                     request: req("read /workspace/a.txt at 2026-01-01"),
@@ -353,7 +392,9 @@ mod tests {
                     response: RecordedResponse {
                         status: 200,
                         headers: BTreeMap::new(),
-                        body: ResponseBody::Json { json: json!({"ok": true}) },
+                        body: ResponseBody::Json {
+                            json: json!({"ok": true}),
+                        },
                     },
                 },
             ],
@@ -387,8 +428,16 @@ mod tests {
     #[tokio::test]
     async fn serves_in_order_with_workspace_and_rules_normalised() {
         let rules = vec![NormalizeRule::new(r"\d{4}-\d{2}-\d{2}", "<date>").unwrap()];
-        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), rules, Path::new("/tmp/run-42"));
-        let resp = p.send(request("read /tmp/run-42/a.txt at 2026-11-30")).await.unwrap();
+        let p = Player::from_cassette(
+            cassette(),
+            Path::new("c.yaml"),
+            rules,
+            Path::new("/tmp/run-42"),
+        );
+        let resp = p
+            .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
+            .await
+            .unwrap();
         let (body, err) = collect(resp).await;
         assert_eq!(body, "event: x\ndata: {\"path\":\"/tmp/run-42/a.txt\"}\n\n");
         assert_eq!(err, Some(TransportError::Body("reset by peer".into())));
@@ -401,20 +450,46 @@ mod tests {
         let err = p.send(request("third")).await.err().unwrap();
         let d = p.divergence().unwrap();
         assert_eq!((d.interaction, d.what.as_str()), (2, "request count"));
-        assert!(err.to_string().contains("more requests than the cassette has (2)"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("more requests than the cassette has (2)"),
+            "{err}"
+        );
     }
 
     #[tokio::test]
     async fn divergence_names_the_request_path_and_diff() {
-        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), vec![], Path::new("/tmp/run-42"));
-        let err = p.send(request("read /tmp/run-42/a.txt at 2026-11-30")).await.err().unwrap();
+        let p = Player::from_cassette(
+            cassette(),
+            Path::new("c.yaml"),
+            vec![],
+            Path::new("/tmp/run-42"),
+        );
+        let err = p
+            .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
+            .await
+            .err()
+            .unwrap();
         let d = p.divergence().unwrap();
         assert_eq!(d.interaction, 0);
         assert_eq!(d.what, "body.messages[0].content");
-        assert!(d.diff.contains("-        \"content\": \"read /workspace/a.txt at 2026-01-01\","), "{}", d.diff);
-        assert!(d.diff.contains("+        \"content\": \"read /workspace/a.txt at 2026-11-30\","), "{}", d.diff);
+        assert!(
+            d.diff
+                .contains("-        \"content\": \"read /workspace/a.txt at 2026-01-01\","),
+            "{}",
+            d.diff
+        );
+        assert!(
+            d.diff
+                .contains("+        \"content\": \"read /workspace/a.txt at 2026-11-30\","),
+            "{}",
+            d.diff
+        );
         let msg = err.to_string();
-        assert!(msg.contains("request 1 of 2 differs from the cassette at body.messages[0].content"), "{msg}");
+        assert!(
+            msg.contains("request 1 of 2 differs from the cassette at body.messages[0].content"),
+            "{msg}"
+        );
         // Later requests fail too, and the first divergence is kept.
         assert!(p.send(request("second")).await.is_err());
         assert_eq!(p.divergence().unwrap().interaction, 0);
@@ -431,9 +506,17 @@ mod tests {
 
     #[test]
     fn missing_file_hint_comes_from_the_path() {
-        let err = Player::load(Path::new("/nonexistent/fix-bug/anthropic--claude-x.yaml"), vec![], Path::new("/w"))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("--task fix-bug --cassette-mode record --model anthropic/claude-x"), "{err}");
+        let err = Player::load(
+            Path::new("/nonexistent/fix-bug/anthropic--claude-x.yaml"),
+            vec![],
+            Path::new("/w"),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string()
+                .contains("--task fix-bug --cassette-mode record --model anthropic/claude-x"),
+            "{err}"
+        );
     }
 }

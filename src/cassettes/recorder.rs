@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::compare::{map_strings, replace_path};
 use super::format::{
-    Cassette, CassetteHeader, Interaction, RecordedRequest, RecordedResponse, ResponseBody,
-    SseEvent, StreamEnd, REQUEST_HEADERS, RESPONSE_HEADERS, filter_headers,
+    Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedRequest,
+    RecordedResponse, ResponseBody, SseEvent, StreamEnd, filter_headers,
 };
 use super::sse_capture::{RawEvent, SseCapture};
 use super::{CassetteError, secrets};
@@ -180,7 +180,8 @@ pub fn write_cassette(
         .map_err(|e| io("create a temporary file for", e))?;
     std::io::Write::write_all(&mut tmp, yaml.as_bytes()).map_err(|e| io("write", e))?;
     tmp.as_file().sync_all().map_err(|e| io("sync", e))?;
-    tmp.persist(path).map_err(|e| io("rename into place", e.error))?;
+    tmp.persist(path)
+        .map_err(|e| io("rename into place", e.error))?;
     Ok(())
 }
 
@@ -280,7 +281,12 @@ impl Tee {
                 }
             }
         };
-        if let Some(Some(resp)) = self.shared.lock().get_mut(self.index).map(|s| s.response.as_mut()) {
+        if let Some(Some(resp)) = self
+            .shared
+            .lock()
+            .get_mut(self.index)
+            .map(|s| s.response.as_mut())
+        {
             resp.body = Some(body);
         }
     }

@@ -34,13 +34,25 @@ impl std::fmt::Display for SecretFinding {
 
 static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     [
-        (r"\bsk-ant-[A-Za-z0-9_\-]{16,}", "an Anthropic key (sk-ant-…)"),
+        (
+            r"\bsk-ant-[A-Za-z0-9_\-]{16,}",
+            "an Anthropic key (sk-ant-…)",
+        ),
         (r"\bsk-[A-Za-z0-9_\-]{20,}", "an OpenAI-style key (sk-…)"),
         (r"\bAIza[0-9A-Za-z_\-]{30,}", "a Google API key (AIza…)"),
         (r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token (ghp_…)"),
-        (r"\bgithub_pat_[A-Za-z0-9_]{30,}", "a GitHub token (github_pat_…)"),
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id (AKIA…)"),
-        (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----", "a private key block"),
+        (
+            r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+            "a GitHub token (github_pat_…)",
+        ),
+        (
+            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+            "an AWS access key id (AKIA…)",
+        ),
+        (
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----",
+            "a private key block",
+        ),
     ]
     .into_iter()
     .map(|(p, k)| (Regex::new(p).expect("valid secret pattern"), k))
@@ -63,7 +75,10 @@ pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretF
     // is also key-shaped, `sk-ant-…` that is also `sk-…`) is reported once.
     let mut covered: Vec<(usize, usize)> = Vec::new();
     for k in known.iter().filter(|k| k.len() >= MIN_SECRET_LEN) {
-        let found: Vec<(usize, usize)> = s.match_indices(k.as_str()).map(|(i, m)| (i, i + m.len())).collect();
+        let found: Vec<(usize, usize)> = s
+            .match_indices(k.as_str())
+            .map(|(i, m)| (i, i + m.len()))
+            .collect();
         if !found.is_empty() {
             covered.extend(found);
             out.push(SecretFinding {
@@ -111,7 +126,12 @@ fn scan_value(v: &Value, known: &[String], path: &str, out: &mut Vec<SecretFindi
 pub fn scan_cassette(cassette: &Cassette, yaml: &str, known: &[String]) -> Vec<SecretFinding> {
     let mut out = Vec::new();
     for (i, it) in cassette.interactions.iter().enumerate() {
-        let at = format!("interaction {} (request {} of {})", i, i + 1, cassette.interactions.len());
+        let at = format!(
+            "interaction {} (request {} of {})",
+            i,
+            i + 1,
+            cassette.interactions.len()
+        );
         let req = &it.request;
         scan_str(&req.path, known, &format!("{at} request.path"), &mut out);
         for (k, v) in &req.headers {
@@ -171,19 +191,28 @@ mod tests {
     #[test]
     fn each_key_shape_is_found_and_masked() {
         let cases = [
-            ("key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 end", "Anthropic"),
+            (
+                "key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 end",
+                "Anthropic",
+            ),
             ("OPENAI_API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", "OpenAI"),
             ("AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYz0123456", "Google"),
             ("token ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "GitHub"),
             ("AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP", "AWS"),
-            ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END", "private key"),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END",
+                "private key",
+            ),
             ("-----BEGIN PRIVATE KEY-----", "private key"),
         ];
         for (text, kind) in cases {
             let h = hits(text, &[]);
             assert_eq!(h.len(), 1, "{text}: {h:?}");
             assert!(h[0].kind.contains(kind), "{text}: {h:?}");
-            assert!(!h[0].masked.contains(&text[text.len() - 8..]), "unmasked: {h:?}");
+            assert!(
+                !h[0].masked.contains(&text[text.len() - 8..]),
+                "unmasked: {h:?}"
+            );
         }
     }
 
@@ -209,7 +238,10 @@ mod tests {
         assert_eq!(h.len(), 1, "{h:?}");
         assert_eq!(h[0].kind, "the value of an API key in use");
         assert_eq!(h[0].masked, "loca… 25 chars");
-        assert!(hits("short", &["short"]).is_empty(), "too-short values are skipped");
+        assert!(
+            hits("short", &["short"]).is_empty(),
+            "too-short values are skipped"
+        );
     }
 
     #[test]

@@ -152,7 +152,11 @@ mod tests {
     #[test]
     fn parses_across_arbitrary_chunk_boundaries() {
         let wire = "event: a\ndata: {\"x\":1}\n\n: ping\n\ndata: l1\r\ndata: l2\r\n\r\nevent: b\ndata: é\n\n";
-        let expected = vec![ev(Some("a"), "{\"x\":1}"), ev(None, "l1\nl2"), ev(Some("b"), "é")];
+        let expected = vec![
+            ev(Some("a"), "{\"x\":1}"),
+            ev(None, "l1\nl2"),
+            ev(Some("b"), "é"),
+        ];
         for split in 1..wire.len() {
             let mut p = SseCapture::new();
             let bytes = wire.as_bytes();

@@ -23,7 +23,10 @@ struct Reqwest(reqwest::Client);
 impl Transport for Reqwest {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let method = reqwest::Method::from_bytes(request.method.as_bytes()).unwrap();
-        let mut b = self.0.request(method, &request.url).body(serde_json::to_vec(&request.body).unwrap());
+        let mut b = self
+            .0
+            .request(method, &request.url)
+            .body(serde_json::to_vec(&request.body).unwrap());
         for (k, v) in &request.headers {
             b = b.header(k, v);
         }
@@ -61,7 +64,11 @@ fn reply(path: &str, ws: &str) -> (&'static str, Vec<String>, bool) {
     match path {
         "/v1/messages" => ("text/event-stream; charset=utf-8", sse, false),
         "/v1/cut" => ("text/event-stream", sse[..2].to_vec(), true),
-        _ => ("application/json", vec![format!("{{\"ok\":true,\"cwd\":\"{ws}\"}}")], false),
+        _ => (
+            "application/json",
+            vec![format!("{{\"ok\":true,\"cwd\":\"{ws}\"}}")],
+            false,
+        ),
     }
 }
 
@@ -97,14 +104,21 @@ async fn server(ws: String) -> Server {
                 let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
                 let len: usize = head
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
                     .unwrap_or(0);
                 while buf.len() < head_end + len {
                     let n = sock.read(&mut tmp).await.unwrap();
                     buf.extend_from_slice(&tmp[..n]);
                 }
                 let path = head.split_whitespace().nth(1).unwrap().to_owned();
-                rq.lock().unwrap().push((head.clone(), String::from_utf8_lossy(&buf[head_end..]).to_string()));
+                rq.lock().unwrap().push((
+                    head.clone(),
+                    String::from_utf8_lossy(&buf[head_end..]).to_string(),
+                ));
                 let (ctype, chunks, cut) = reply(&path, &ws);
                 let mut all = Vec::new();
                 let start = format!(
@@ -113,7 +127,9 @@ async fn server(ws: String) -> Server {
                 sock.write_all(start.as_bytes()).await.unwrap();
                 for c in &chunks {
                     all.extend_from_slice(c.as_bytes());
-                    sock.write_all(format!("{:x}\r\n{c}\r\n", c.len()).as_bytes()).await.unwrap();
+                    sock.write_all(format!("{:x}\r\n{c}\r\n", c.len()).as_bytes())
+                        .await
+                        .unwrap();
                     sock.flush().await.unwrap();
                     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
@@ -124,9 +140,12 @@ async fn server(ws: String) -> Server {
                 let _ = sock.shutdown().await;
             });
         }
-    })
-    ;
-    Server { base, requests, sent }
+    });
+    Server {
+        base,
+        requests,
+        sent,
+    }
 }
 
 fn request(base: &str, path: &str, ws: &Path, tool_output: &str) -> HttpRequest {
@@ -169,7 +188,12 @@ fn events(bytes: &[u8]) -> Vec<(Option<String>, Value)> {
     let mut ev = p.feed(bytes);
     ev.extend(p.finish());
     ev.into_iter()
-        .map(|e| (e.event, serde_json::from_str(&e.data).unwrap_or(Value::String(e.data))))
+        .map(|e| {
+            (
+                e.event,
+                serde_json::from_str(&e.data).unwrap_or(Value::String(e.data)),
+            )
+        })
         .collect()
 }
 
@@ -177,7 +201,14 @@ fn header() -> CassetteHeader {
     CassetteHeader {
         recorded_at: "2026-11-30T12:00:00Z".into(),
         harness_version: "0.0.0-test".into(),
-        ..CassetteHeader::new("fix-bug", "anthropic", "claude/test:1", ApiKind::AnthropicMessages, "pi", "replace")
+        ..CassetteHeader::new(
+            "fix-bug",
+            "anthropic",
+            "claude/test:1",
+            ApiKind::AnthropicMessages,
+            "pi",
+            "replace",
+        )
     }
 }
 
@@ -201,7 +232,10 @@ async fn record() -> Recorded {
     let mut live_bytes = Vec::new();
     let out = format!("$ ls {}\nsrc\nCargo.toml\n", ws.display());
     for path in ["/v1/messages", "/v1/json", "/v1/cut"] {
-        let resp = transport.send(request(&srv.base, path, &ws, &out)).await.unwrap();
+        let resp = transport
+            .send(request(&srv.base, path, &ws, &out))
+            .await
+            .unwrap();
         let (bytes, err) = drain(resp).await;
         assert_eq!(err.is_some(), path == "/v1/cut", "{path}: {err:?}");
         live_bytes.push(bytes);
@@ -212,7 +246,12 @@ async fn record() -> Recorded {
     // The server did get the key (the recorder forwards it; it just never writes it).
     assert!(srv.requests.lock().unwrap()[0].0.contains(KEY));
 
-    let file = cassette_path(&dir.path().join("cassettes"), "fix-bug", "anthropic", "claude/test:1");
+    let file = cassette_path(
+        &dir.path().join("cassettes"),
+        "fix-bug",
+        "anthropic",
+        "claude/test:1",
+    );
     assert!(file.ends_with("cassettes/fix-bug/anthropic--claude_test_1.yaml"));
     assert_eq!(recorder.finish(header(), &file).unwrap(), file);
     Recorded {
@@ -233,34 +272,60 @@ async fn record_write_read_and_replay() {
     assert!(yaml.contains("content: |\n"), "{yaml}");
     assert!(yaml.contains("event: content_block_delta"), "{yaml}");
     assert!(yaml.contains("text: '[DONE]'"), "{yaml}");
-    assert!(yaml.contains("end: completed") && yaml.contains("end: cut"), "{yaml}");
+    assert!(
+        yaml.contains("end: completed") && yaml.contains("end: cut"),
+        "{yaml}"
+    );
     assert!(yaml.contains("kind: json"), "{yaml}");
     // No auth, no cookie, no key, no workspace path.
-    for absent in ["x-api-key", "authorization", "set-cookie", KEY, rec.record_ws.to_str().unwrap()] {
+    for absent in [
+        "x-api-key",
+        "authorization",
+        "set-cookie",
+        KEY,
+        rec.record_ws.to_str().unwrap(),
+    ] {
         assert!(!yaml.contains(absent), "{absent} in\n{yaml}");
     }
     assert!(yaml.contains("Your workspace is /workspace."), "{yaml}");
     assert!(yaml.contains("anthropic-version: 2023-06-01"), "{yaml}");
     assert!(yaml.contains("request-id: req_fixed"), "{yaml}");
     // No temporary file left beside it.
-    let siblings: Vec<_> = std::fs::read_dir(rec.file.parent().unwrap()).unwrap().collect();
+    let siblings: Vec<_> = std::fs::read_dir(rec.file.parent().unwrap())
+        .unwrap()
+        .collect();
     assert_eq!(siblings.len(), 1);
 
     // Replay into a different workspace, with no server at all.
-    let ws2 = rec.file.parent().unwrap().parent().unwrap().join("ws-replay-77");
+    let ws2 = rec
+        .file
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("ws-replay-77");
     let player = Player::load(&rec.file, vec![], &ws2).unwrap();
     let transport: Arc<dyn Transport> = Arc::new(player.clone());
     let out = format!("$ ls {}\nsrc\nCargo.toml\n", ws2.display());
     let base = "https://unreachable.invalid";
 
-    let (bytes, err) = drain(transport.send(request(base, "/v1/messages", &ws2, &out)).await.unwrap()).await;
+    let (bytes, err) = drain(
+        transport
+            .send(request(base, "/v1/messages", &ws2, &out))
+            .await
+            .unwrap(),
+    )
+    .await;
     assert_eq!(err, None);
     let live = String::from_utf8(rec.live_bytes[0].clone()).unwrap();
     let live = live.replace(rec.record_ws.to_str().unwrap(), ws2.to_str().unwrap());
     assert_eq!(events(&bytes), events(live.as_bytes()));
     assert_eq!(events(&bytes).len(), 4);
 
-    let resp = transport.send(request(base, "/v1/json", &ws2, &out)).await.unwrap();
+    let resp = transport
+        .send(request(base, "/v1/json", &ws2, &out))
+        .await
+        .unwrap();
     assert_eq!(resp.header("content-type"), Some("application/json"));
     let (bytes, _) = drain(resp).await;
     assert_eq!(
@@ -268,9 +333,19 @@ async fn record_write_read_and_replay() {
         json!({"ok": true, "cwd": ws2.display().to_string()})
     );
 
-    let (bytes, err) = drain(transport.send(request(base, "/v1/cut", &ws2, &out)).await.unwrap()).await;
+    let (bytes, err) = drain(
+        transport
+            .send(request(base, "/v1/cut", &ws2, &out))
+            .await
+            .unwrap(),
+    )
+    .await;
     assert!(matches!(err, Some(TransportError::Body(_))), "{err:?}");
-    assert_eq!(events(&bytes).len(), 1, "the recorded complete event, then the cut");
+    assert_eq!(
+        events(&bytes).len(),
+        1,
+        "the recorded complete event, then the cut"
+    );
 
     assert_eq!(player.unused_interactions(), 0);
     assert_eq!(player.divergence(), None);
@@ -284,18 +359,40 @@ async fn changed_request_diverges_with_index_path_and_diff() {
     let transport: Arc<dyn Transport> = Arc::new(player.clone());
     let out = format!("$ ls {}\nsrc\nCargo.toml\n", ws2.display());
     let base = "http://127.0.0.1:9";
-    transport.send(request(base, "/v1/messages", &ws2, &out)).await.unwrap();
+    transport
+        .send(request(base, "/v1/messages", &ws2, &out))
+        .await
+        .unwrap();
     let changed = out.replace("Cargo.toml", "Cargo.lock");
-    let err = transport.send(request(base, "/v1/json", &ws2, &changed)).await.err().unwrap();
+    let err = transport
+        .send(request(base, "/v1/json", &ws2, &changed))
+        .await
+        .err()
+        .unwrap();
     let d = player.divergence().expect("a divergence");
     assert_eq!(d.interaction, 1);
     assert_eq!(d.total, 3);
     assert_eq!(d.what, "body.messages[1].content[0].content");
     assert!(d.diff.contains("--- recorded\n+++ now\n"), "{}", d.diff);
-    assert!(d.diff.contains("-              \"content\": \"$ ls /workspace\\nsrc\\nCargo.toml\\n\","), "{}", d.diff);
-    assert!(d.diff.contains("+              \"content\": \"$ ls /workspace\\nsrc\\nCargo.lock\\n\","), "{}", d.diff);
+    assert!(
+        d.diff
+            .contains("-            \"content\": \"$ ls /workspace\\nsrc\\nCargo.toml\\n\","),
+        "{}",
+        d.diff
+    );
+    assert!(
+        d.diff
+            .contains("+            \"content\": \"$ ls /workspace\\nsrc\\nCargo.lock\\n\","),
+        "{}",
+        d.diff
+    );
     let msg = err.to_string();
-    assert!(msg.contains("request 2 of 3 differs from the cassette at body.messages[1].content[0].content"), "{msg}");
+    assert!(
+        msg.contains(
+            "request 2 of 3 differs from the cassette at body.messages[1].content[0].content"
+        ),
+        "{msg}"
+    );
     assert!(msg.contains(rec.file.to_str().unwrap()), "{msg}");
     assert_eq!(player.unused_interactions(), 2);
 }
@@ -310,16 +407,40 @@ async fn a_key_in_a_tool_output_refuses_the_write_and_keeps_the_old_file() {
     let inner: Arc<dyn Transport> = Arc::new(Reqwest(reqwest::Client::new()));
     let recorder = Recorder::new(inner, ws.clone(), vec![KEY.to_owned()]);
     let out = format!("$ env\nHOME=/root\nANTHROPIC_API_KEY={KEY}\n");
-    drain(recorder.send(request(&srv.base, "/v1/json", &ws, "ok")).await.unwrap()).await;
-    drain(recorder.send(request(&srv.base, "/v1/messages", &ws, &out)).await.unwrap()).await;
+    drain(
+        recorder
+            .send(request(&srv.base, "/v1/json", &ws, "ok"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    drain(
+        recorder
+            .send(request(&srv.base, "/v1/messages", &ws, &out))
+            .await
+            .unwrap(),
+    )
+    .await;
     let err = recorder.finish(header(), &rec.file).unwrap_err();
     assert!(matches!(err, CassetteError::Secret { .. }));
     let msg = err.to_string();
-    assert!(msg.contains("interaction 1 (request 2 of 2) request.body.messages[1].content[0].content"), "{msg}");
+    assert!(
+        msg.contains("interaction 1 (request 2 of 2) request.body.messages[1].content[0].content"),
+        "{msg}"
+    );
     assert!(msg.contains("the value of an API key in use"), "{msg}");
-    assert!(!msg.contains(KEY), "the message must not print the key: {msg}");
-    assert_eq!(std::fs::read(&rec.file).unwrap(), before, "existing file kept");
-    let siblings: Vec<_> = std::fs::read_dir(rec.file.parent().unwrap()).unwrap().collect();
+    assert!(
+        !msg.contains(KEY),
+        "the message must not print the key: {msg}"
+    );
+    assert_eq!(
+        std::fs::read(&rec.file).unwrap(),
+        before,
+        "existing file kept"
+    );
+    let siblings: Vec<_> = std::fs::read_dir(rec.file.parent().unwrap())
+        .unwrap()
+        .collect();
     assert_eq!(siblings.len(), 1, "no temporary file left");
 }
 
@@ -334,11 +455,20 @@ fn malformed_cassette_names_file_and_location() {
     .unwrap();
     let err = Player::load(&file, vec![], dir.path()).err().unwrap();
     let msg = err.to_string();
-    assert!(msg.starts_with(&format!("failed to parse cassette `{}` at line ", file.display())), "{msg}");
+    assert!(
+        msg.starts_with(&format!(
+            "failed to parse cassette `{}` at line ",
+            file.display()
+        )),
+        "{msg}"
+    );
     assert!(msg.contains("finished"), "{msg}");
 
     std::fs::write(&file, "format_version: 1\ninteractions: [\n").unwrap();
-    let msg = Player::load(&file, vec![], dir.path()).err().unwrap().to_string();
+    let msg = Player::load(&file, vec![], dir.path())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(msg.contains("bad.yaml") && msg.contains("line "), "{msg}");
 }
 
@@ -351,7 +481,13 @@ async fn snapshot_of_a_small_cassette() {
     let inner: Arc<dyn Transport> = Arc::new(Reqwest(reqwest::Client::new()));
     let recorder = Recorder::new(inner, ws.clone(), vec![KEY.to_owned()]);
     let out = format!("$ cat {}/NOTES\nfirst line\nsecond line\n", ws.display());
-    drain(recorder.send(request(&srv.base, "/v1/messages", &ws, &out)).await.unwrap()).await;
+    drain(
+        recorder
+            .send(request(&srv.base, "/v1/messages", &ws, &out))
+            .await
+            .unwrap(),
+    )
+    .await;
     let file = dir.path().join("c.yaml");
     recorder.finish(header(), &file).unwrap();
     insta::assert_snapshot!(std::fs::read_to_string(&file).unwrap());
