@@ -189,7 +189,8 @@ mod tests {
 
     #[test]
     fn mode_resolution_table() {
-        let table: &[(Option<CassetteMode>, &[(&str, &str)], CassetteMode)] = &[
+        type Row<'a> = (Option<CassetteMode>, &'a [(&'a str, &'a str)], CassetteMode);
+        let table: &[Row] = &[
             (None, &[], Replay),
             (None, &[("HARNESS_CASSETTE_MODE", "record")], Record),
             (None, &[("HARNESS_CASSETTE_MODE", "LIVE")], Live),
