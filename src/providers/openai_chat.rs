@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::ModelSpec;
 use super::transport::Transport;
+use super::ModelSpec;
 
 pub struct OpenAiChat {
     spec: ModelSpec,
