@@ -1,3 +1,4 @@
 //! The integration-test binary: one module per area.
 
 mod cassettes;
+mod providers;
