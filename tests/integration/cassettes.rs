@@ -492,3 +492,156 @@ async fn snapshot_of_a_small_cassette() {
     recorder.finish(header(), &file).unwrap();
     insta::assert_snapshot!(std::fs::read_to_string(&file).unwrap());
 }
+
+mod through_providers {
+    //! The real providers over Recorder(LiveTransport) against the scripted model server, then
+    //! over Player with no server: the same replies, the same failure, and a divergence.
+
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use harness::cassettes::{CassetteHeader, Player, Recorder};
+    use harness::conversation::{
+        AssistantMessage, Content, Context, Message, ToolResultMessage, UserContent,
+    };
+    use harness::providers::live::{LiveTransport, LiveTransportConfig};
+    use harness::providers::transport::Transport;
+    use harness::providers::{ApiKind, ModelSpec, Provider, ProviderError, RequestOptions, build};
+    use harness::testkit::{self, parse_script};
+    use harness::tools::definitions::pi_definition;
+
+    const SCRIPT: &str = r#"
+turns:
+  - text: "Let me look at the file."
+    tool_calls:
+      - name: read
+        arguments: {path: src/lib.rs}
+  - text: "The bug is on line 2.\nI will fix it."
+  - text: "a reply that never finishes arriving"
+    fault: {cut_after_events: 3}
+"#;
+
+    fn spec(api: ApiKind, base_url: String) -> ModelSpec {
+        ModelSpec {
+            provider: "p".into(),
+            api,
+            model: "m-1".into(),
+            base_url,
+            api_key: Some("sk-test-not-a-real-key-0123456789".into()),
+            headers: vec![],
+        }
+    }
+
+    /// Three requests: a tool call, a text reply after the tool result, then a cut stream.
+    async fn conversation(
+        p: &dyn Provider,
+        ws: &Path,
+        tool_output: &str,
+    ) -> Vec<Result<AssistantMessage, ProviderError>> {
+        let mut ctx = Context {
+            system_prompt: Some(format!("You work in {}.\nBe brief.", ws.display())),
+            messages: vec![Message::User {
+                content: UserContent::Text("fix the bug".into()),
+            }],
+            tools: vec![pi_definition("read")],
+        };
+        let opts = RequestOptions::default();
+        let mut out = Vec::new();
+        let first = p.complete(&ctx, &opts).await;
+        let Ok(first_msg) = first.clone() else {
+            return vec![first];
+        };
+        out.push(first);
+        let call = first_msg.tool_calls().next().expect("a tool call").clone();
+        ctx.messages.push(Message::Assistant(first_msg));
+        ctx.messages.push(Message::ToolResult(ToolResultMessage {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            content: vec![Content::Text {
+                text: format!("{}/src/lib.rs:\n{tool_output}", ws.display()),
+            }],
+            is_error: false,
+        }));
+        let second = p.complete(&ctx, &opts).await;
+        let Ok(second_msg) = second.clone() else {
+            out.push(second);
+            return out;
+        };
+        out.push(second);
+        ctx.messages.push(Message::Assistant(second_msg));
+        ctx.messages.push(Message::User {
+            content: UserContent::Text("go on".into()),
+        });
+        out.push(p.complete(&ctx, &opts).await);
+        out
+    }
+
+    #[tokio::test]
+    async fn record_then_replay_both_apis() {
+        for api in [ApiKind::AnthropicMessages, ApiKind::OpenaiCompletions] {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().join("ws-live");
+            std::fs::create_dir_all(&ws).unwrap();
+            let server = testkit::start(parse_script(SCRIPT, "inline.yaml").unwrap(), api).await;
+            let live: Arc<dyn Transport> = Arc::new(
+                LiveTransport::with_config(LiveTransportConfig {
+                    use_system_proxy: false,
+                    ..Default::default()
+                })
+                .unwrap(),
+            );
+            let base_url = server.base_url();
+            let s = spec(api, base_url.clone());
+            let key = s.api_key.clone().unwrap();
+            let recorder = Recorder::new(live, ws.clone(), vec![key.clone()]);
+            let p = build(s, Arc::new(recorder.clone()));
+            let recorded = conversation(p.as_ref(), &ws, "fn add() {}").await;
+            assert_eq!(recorded.len(), 3, "{api:?}: {recorded:?}");
+            assert!(
+                matches!(recorded[2], Err(ProviderError::StreamCut { .. })),
+                "{api:?}: {:?}",
+                recorded[2]
+            );
+
+            let file = dir.path().join("c.yaml");
+            let header = CassetteHeader::new("t", "p", "m-1", api, "pi", "replace");
+            recorder.finish(header, &file).unwrap();
+            let yaml = std::fs::read_to_string(&file).unwrap();
+            assert!(
+                !yaml.contains(&key) && !yaml.contains(ws.to_str().unwrap()),
+                "{yaml}"
+            );
+            assert!(yaml.contains("end: cut"), "{yaml}");
+
+            // Replay in another workspace, the server gone (same base URL: its path is compared).
+            drop(server);
+            let ws2 = dir.path().join("ws-replay");
+            let player = Player::load(&file, vec![], &ws2).unwrap();
+            let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));
+            let replayed = conversation(p.as_ref(), &ws2, "fn add() {}").await;
+            assert_eq!(
+                format!("{replayed:?}"),
+                format!("{recorded:?}"),
+                "{api:?}: replay gives the same replies and the same cut"
+            );
+            assert_eq!(
+                (player.divergence(), player.unused_interactions()),
+                (None, 0)
+            );
+
+            // A changed tool output diverges at the second request.
+            let player = Player::load(&file, vec![], &ws2).unwrap();
+            let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));
+            let diverged = conversation(p.as_ref(), &ws2, "fn add() { 1 }").await;
+            assert!(
+                matches!(diverged[1], Err(ProviderError::Cassette(_))),
+                "{api:?}: {diverged:?}"
+            );
+            let d = player.divergence().unwrap();
+            assert_eq!((d.interaction, d.total), (1, 3));
+            assert!(d.what.starts_with("body.messages["), "{api:?}: {}", d.what);
+            assert!(d.diff.contains("fn add() { 1 }"), "{}", d.diff);
+            assert_eq!(player.unused_interactions(), 2);
+        }
+    }
+}
