@@ -346,3 +346,177 @@ impl Drop for Tee {
         self.finalize(StreamEnd::Abandoned, None);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ApiKind;
+    use futures::StreamExt;
+    use serde_json::json;
+
+    /// Answers every request with the given content type and chunks.
+    struct Canned(&'static str, Vec<Result<&'static str, &'static str>>);
+
+    #[async_trait]
+    impl Transport for Canned {
+        async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, TransportError> {
+            let chunks: Vec<Result<Bytes, TransportError>> = self
+                .1
+                .iter()
+                .map(|c| match c {
+                    Ok(s) => Ok(Bytes::from_static(s.as_bytes())),
+                    Err(e) => Err(TransportError::Body((*e).to_owned())),
+                })
+                .collect();
+            Ok(HttpResponse {
+                status: 200,
+                headers: vec![
+                    ("content-type".into(), self.0.into()),
+                    ("set-cookie".into(), "a=b".into()),
+                ],
+                body: Box::pin(futures::stream::iter(chunks)),
+            })
+        }
+    }
+
+    fn request() -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "http://127.0.0.1:1/v1/messages".into(),
+            headers: vec![
+                ("x-goog-api-key".into(), "k".into()),
+                ("cookie".into(), "c".into()),
+                ("accept".into(), "text/event-stream".into()),
+            ],
+            body: json!({"cwd": "/tmp/ws-9", "files": ["/tmp/ws-9/a", "/tmp/ws-90/b"]}),
+        }
+    }
+
+    fn header() -> CassetteHeader {
+        CassetteHeader::new("t", "p", "m", ApiKind::AnthropicMessages, "pi", "replace")
+    }
+
+    async fn record_one(inner: Canned, read_chunks: usize) -> (Cassette, Vec<Bytes>) {
+        let rec = Recorder::new(Arc::new(inner), PathBuf::from("/tmp/ws-9"), vec![]);
+        let resp = rec.send(request()).await.unwrap();
+        let mut body = resp.body;
+        let mut got = Vec::new();
+        for _ in 0..read_chunks {
+            match body.next().await {
+                Some(Ok(b)) => got.push(b),
+                _ => break,
+            }
+        }
+        drop(body);
+        (rec.cassette(header()), got)
+    }
+
+    #[tokio::test]
+    async fn request_is_scrubbed_and_headers_filtered() {
+        let (c, _) = record_one(
+            Canned("application/json", vec![Ok("{\"a\":\"/tmp/ws-9/x\"}")]),
+            9,
+        )
+        .await;
+        let it = &c.interactions[0];
+        assert_eq!(
+            it.request.body,
+            json!({"cwd": "/workspace", "files": ["/workspace/a", "/tmp/ws-90/b"]})
+        );
+        assert_eq!(
+            it.request.headers,
+            BTreeMap::from([("accept".to_owned(), "text/event-stream".to_owned())])
+        );
+        assert_eq!(
+            it.response.headers.keys().collect::<Vec<_>>(),
+            vec!["content-type"]
+        );
+        assert_eq!(
+            it.response.body,
+            ResponseBody::Json {
+                json: json!({"a": "/workspace/x"})
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn abandoned_and_cut_streams_are_marked() {
+        let sse = "event: a\ndata: {\"n\":1}\n\n";
+        let (c, got) = record_one(
+            Canned("text/event-stream", vec![Ok(sse), Ok(sse), Ok(sse)]),
+            2,
+        )
+        .await;
+        assert_eq!(got.len(), 2, "bytes forwarded as they came");
+        assert_eq!(got[0], Bytes::from_static(sse.as_bytes()));
+        let ResponseBody::Sse { events, end, error } = &c.interactions[0].response.body else {
+            panic!("not sse: {c:?}");
+        };
+        assert_eq!(
+            (events.len(), *end, error),
+            (2, StreamEnd::Abandoned, &None)
+        );
+
+        let (c, _) = record_one(
+            Canned(
+                "text/event-stream",
+                vec![Ok(sse), Ok("event: b\ndata: {\"half"), Err("reset")],
+            ),
+            9,
+        )
+        .await;
+        let ResponseBody::Sse { events, end, error } = &c.interactions[0].response.body else {
+            panic!("not sse: {c:?}");
+        };
+        assert_eq!(events.len(), 1, "the half event is not kept");
+        assert_eq!((*end, error.as_deref()), (StreamEnd::Cut, Some("reset")));
+    }
+
+    #[tokio::test]
+    async fn non_json_body_is_text() {
+        let (c, _) = record_one(Canned("text/plain", vec![Ok("Bad gateway\n")]), 9).await;
+        assert_eq!(
+            c.interactions[0].response.body,
+            ResponseBody::Text {
+                text: "Bad gateway\n".into(),
+                error: None
+            }
+        );
+    }
+
+    #[test]
+    fn refused_write_keeps_the_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/c.yaml");
+        let mut c = Cassette {
+            header: header(),
+            interactions: vec![],
+        };
+        write_cassette(&c, &path, &[]).unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        c.interactions.push(Interaction {
+            request: RecordedRequest {
+                method: "POST".into(),
+                path: "/".into(),
+                headers: BTreeMap::new(),
+                body: json!({"x": "AKIAABCDEFGHIJKLMNOP"}),
+            },
+            response: RecordedResponse {
+                status: 200,
+                headers: BTreeMap::new(),
+                body: ResponseBody::Json { json: json!({}) },
+            },
+        });
+        let err = write_cassette(&c, &path, &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("interaction 0 (request 1 of 1) request.body.x: an AWS access key id"),
+            "{err}"
+        );
+        assert!(!err.contains("AKIAABCDEFGHIJKLMNOP"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        assert_eq!(
+            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1
+        );
+    }
+}
