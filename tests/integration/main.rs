@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one submodule per area.
 
+mod cassettes;
 mod cli_tool;
 mod edit;
 mod providers;
