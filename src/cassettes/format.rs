@@ -363,6 +363,29 @@ mod tests {
     }
 
     #[test]
+    fn tricky_json_values_survive_the_yaml_round_trip() {
+        let tricky = json!({
+            "strings": ["yes", "no", "on", "null", "~", "", "1.0", "0x10", "1e3", ".inf", "2023-06-01",
+                " leading", "trailing ", "a: b", "- x", "#c", "'q'", "\"dq\"", "tab\tx", "multi\nline\n",
+                "no final newline\nx", "  indented\nfirst", "\u{1F600} émoji", "crlf\r\nline", "\u{0}nul",
+                "line with trailing space \nnext"],
+            "numbers": [0, -1, 9007199254740993_u64, 18446744073709551615_u64, -9223372036854775808_i64, 0.1, 1.5e300, -0.0],
+            "other": [true, false, null, {}, []],
+            "weird keys": {"": 1, "yes": 2, "1": 3, "a b": 4, "null": 5}
+        });
+        let mut c = sample();
+        c.interactions[0].request.body = tricky.clone();
+        let yaml = c.to_yaml().unwrap();
+        let back = Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap();
+        assert_eq!(back.interactions[0].request.body, tricky, "{yaml}");
+        assert_eq!(
+            serde_json::to_string(&back.interactions[0].request.body).unwrap(),
+            serde_json::to_string(&tricky).unwrap(),
+            "key order and number formatting kept"
+        );
+    }
+
+    #[test]
     fn unknown_field_is_an_error_with_a_location() {
         let yaml = sample()
             .to_yaml()
