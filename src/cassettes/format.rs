@@ -4,6 +4,39 @@
 //! as `|` block scalars, so a diff of a re-recorded cassette reads like a change to a
 //! conversation. Every struct denies unknown fields, so a hand edit with a typo is an error.
 //! Depends on serde only; no I/O here except [`Cassette::from_yaml`] error locations.
+//!
+//! ```text
+//! format_version: 1
+//! harness_version: 0.1.0
+//! recorded_at: 2026-11-30T12:00:00Z
+//! task: fix-bug
+//! provider: anthropic
+//! model: claude-sonnet-4-5
+//! api: anthropic-messages
+//! tool_profile: pi
+//! edit_strategy: replace
+//! workspace_placeholder: /workspace
+//! interactions:
+//! - request:
+//!     method: POST
+//!     path: /v1/messages
+//!     headers: {anthropic-version: 2023-06-01, content-type: application/json}
+//!     body:                     # the JSON body, structured; multi-line strings as `|` blocks
+//!       system: |
+//!         You are a coding agent working in /workspace.
+//!   response:
+//!     status: 200
+//!     headers: {content-type: text/event-stream}
+//!     body:
+//!       kind: sse               # or `kind: json` + `json:`, or `kind: text` + `text:`
+//!       events:
+//!       - event: message_start
+//!         data: {type: message_start}   # parsed JSON; non-JSON data goes in `text:`
+//!       end: completed          # or `cut` (+ `error:`), or `abandoned`
+//! ```
+//!
+//! Limitation (libyaml's emitter): a multi-line string containing a tab or a line with trailing
+//! spaces cannot be a block scalar and is written double-quoted with escapes instead.
 
 use std::collections::BTreeMap;
 use std::path::Path;
