@@ -4,6 +4,39 @@
 //! as `|` block scalars, so a diff of a re-recorded cassette reads like a change to a
 //! conversation. Every struct denies unknown fields, so a hand edit with a typo is an error.
 //! Depends on serde only; no I/O here except [`Cassette::from_yaml`] error locations.
+//!
+//! ```text
+//! format_version: 1
+//! harness_version: 0.1.0
+//! recorded_at: 2026-11-30T12:00:00Z
+//! task: fix-bug
+//! provider: anthropic
+//! model: claude-sonnet-4-5
+//! api: anthropic-messages
+//! tool_profile: pi
+//! edit_strategy: replace
+//! workspace_placeholder: /workspace
+//! interactions:
+//! - request:
+//!     method: POST
+//!     path: /v1/messages
+//!     headers: {anthropic-version: 2023-06-01, content-type: application/json}
+//!     body:                     # the JSON body, structured; multi-line strings as `|` blocks
+//!       system: |
+//!         You are a coding agent working in /workspace.
+//!   response:
+//!     status: 200
+//!     headers: {content-type: text/event-stream}
+//!     body:
+//!       kind: sse               # or `kind: json` + `json:`, or `kind: text` + `text:`
+//!       events:
+//!       - event: message_start
+//!         data: {type: message_start}   # parsed JSON; non-JSON data goes in `text:`
+//!       end: completed          # or `cut` (+ `error:`), or `abandoned`
+//! ```
+//!
+//! Limitation (libyaml's emitter): a multi-line string containing a tab or a line with trailing
+//! spaces cannot be a block scalar and is written double-quoted with escapes instead.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -360,6 +393,29 @@ mod tests {
         assert!(yaml.contains("end: cut"), "{yaml}");
         let back = Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn tricky_json_values_survive_the_yaml_round_trip() {
+        let tricky = json!({
+            "strings": ["yes", "no", "on", "null", "~", "", "1.0", "0x10", "1e3", ".inf", "2023-06-01",
+                " leading", "trailing ", "a: b", "- x", "#c", "'q'", "\"dq\"", "tab\tx", "multi\nline\n",
+                "no final newline\nx", "  indented\nfirst", "\u{1F600} émoji", "crlf\r\nline", "\u{0}nul",
+                "line with trailing space \nnext"],
+            "numbers": [0, -1, 9007199254740993_u64, 18446744073709551615_u64, -9223372036854775808_i64, 0.1, 1.5e300, -0.0],
+            "other": [true, false, null, {}, []],
+            "weird keys": {"": 1, "yes": 2, "1": 3, "a b": 4, "null": 5}
+        });
+        let mut c = sample();
+        c.interactions[0].request.body = tricky.clone();
+        let yaml = c.to_yaml().unwrap();
+        let back = Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap();
+        assert_eq!(back.interactions[0].request.body, tricky, "{yaml}");
+        assert_eq!(
+            serde_json::to_string(&back.interactions[0].request.body).unwrap(),
+            serde_json::to_string(&tricky).unwrap(),
+            "key order and number formatting kept"
+        );
     }
 
     #[test]

@@ -7,6 +7,27 @@
 //! implement [`crate::providers::transport::Transport`], so providers never know which one they
 //! talk to. Depends on `providers` (the transport seam and `ApiKind`) only; never on the agent,
 //! the runner or the reports.
+//!
+//! How a runner uses it (both types are cheap clones sharing state, so keep one clone and hand
+//! the provider an `Arc` of another):
+//!
+//! ```text
+//! let mode = resolve_mode(cli_flag, |k| std::env::var(k).ok())?;
+//! let path = cassette_path(&root, &task.id, &spec.provider, &spec.model);
+//! match mode.plan(path.exists()) {
+//!     CassettePlan::Replay => {
+//!         let player = Player::load(&path, task_rules, &workspace)?;   // Missing -> hint to record
+//!         let provider = providers::build(spec, Arc::new(player.clone()));
+//!         /* run */  player.divergence()  /  player.unused_interactions()
+//!     }
+//!     CassettePlan::Record => {
+//!         let recorder = Recorder::new(live, workspace.clone(), keys_in_use);
+//!         let provider = providers::build(spec, Arc::new(recorder.clone()));
+//!         /* run; only if it finished */ recorder.finish(CassetteHeader::new(..), &path)?;
+//!     }
+//!     CassettePlan::Live => { /* the live transport directly */ }
+//! }
+//! ```
 
 pub mod compare;
 pub mod format;

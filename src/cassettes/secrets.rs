@@ -59,6 +59,11 @@ static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// All patterns at once: one pass rules out the common case (no key-shaped string at all).
+static PATTERN_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    regex::RegexSet::new(PATTERNS.iter().map(|(re, _)| re.as_str())).expect("valid secret patterns")
+});
+
 /// Masks a secret: a short prefix, then its length.
 pub fn mask(secret: &str) -> String {
     let prefix: String = if secret.starts_with("-----BEGIN") {
@@ -88,7 +93,11 @@ pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretF
             });
         }
     }
-    for (re, kind) in PATTERNS.iter() {
+    let matched = PATTERN_SET.matches(s);
+    if !matched.matched_any() {
+        return;
+    }
+    for (re, kind) in matched.iter().map(|i| &PATTERNS[i]) {
         for m in re.find_iter(s) {
             if covered.iter().any(|&(a, b)| m.start() < b && a < m.end()) {
                 continue;
@@ -103,18 +112,28 @@ pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretF
     }
 }
 
-fn scan_value(v: &Value, known: &[String], path: &str, out: &mut Vec<SecretFinding>) {
+/// Walks `v`; `path` is a reused buffer holding the current location.
+fn scan_value(v: &Value, known: &[String], path: &mut String, out: &mut Vec<SecretFinding>) {
+    use std::fmt::Write as _;
+    let len = path.len();
     match v {
         Value::String(s) => scan_str(s, known, path, out),
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
-                scan_value(x, known, &format!("{path}[{i}]"), out);
+                let _ = write!(path, "[{i}]");
+                scan_value(x, known, path, out);
+                path.truncate(len);
             }
         }
         Value::Object(o) => {
             for (k, x) in o {
-                scan_str(k, known, &format!("{path} (a key)"), out);
-                scan_value(x, known, &format!("{path}.{k}"), out);
+                path.push_str(" (a key)");
+                scan_str(k, known, path, out);
+                path.truncate(len);
+                path.push('.');
+                path.push_str(k);
+                scan_value(x, known, path, out);
+                path.truncate(len);
             }
         }
         _ => {}
@@ -137,15 +156,23 @@ pub fn scan_cassette(cassette: &Cassette, yaml: &str, known: &[String]) -> Vec<S
         for (k, v) in &req.headers {
             scan_str(v, known, &format!("{at} request.headers.{k}"), &mut out);
         }
-        scan_value(&req.body, known, &format!("{at} request.body"), &mut out);
+        scan_value(
+            &req.body,
+            known,
+            &mut format!("{at} request.body"),
+            &mut out,
+        );
         let resp = &it.response;
         for (k, v) in &resp.headers {
             scan_str(v, known, &format!("{at} response.headers.{k}"), &mut out);
         }
         match &resp.body {
-            ResponseBody::Json { json } => {
-                scan_value(json, known, &format!("{at} response.body.json"), &mut out)
-            }
+            ResponseBody::Json { json } => scan_value(
+                json,
+                known,
+                &mut format!("{at} response.body.json"),
+                &mut out,
+            ),
             ResponseBody::Text { text, error } => {
                 scan_str(text, known, &format!("{at} response.body.text"), &mut out);
                 if let Some(e) = error {
@@ -156,7 +183,7 @@ pub fn scan_cassette(cassette: &Cassette, yaml: &str, known: &[String]) -> Vec<S
                 for (j, e) in events.iter().enumerate() {
                     let p = format!("{at} response.body.events[{j}]");
                     if let Some(d) = &e.data {
-                        scan_value(d, known, &format!("{p}.data"), &mut out);
+                        scan_value(d, known, &mut format!("{p}.data"), &mut out);
                     }
                     if let Some(t) = &e.text {
                         scan_str(t, known, &format!("{p}.text"), &mut out);
