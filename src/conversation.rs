@@ -64,14 +64,22 @@ pub enum AssistantBlock {
     Text {
         text: String,
         /// Provider-specific signature (OpenAI Responses message id), replayed to the same model.
-        #[serde(default, skip_serializing_if = "Option::is_none", rename = "textSignature")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            rename = "textSignature"
+        )]
         signature: Option<String>,
     },
     Thinking {
         thinking: String,
         /// Anthropic signature, OpenAI Responses reasoning item JSON, or the Chat Completions
         /// field name (`reasoning_content`) the thinking arrived in.
-        #[serde(default, skip_serializing_if = "Option::is_none", rename = "thinkingSignature")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            rename = "thinkingSignature"
+        )]
         signature: Option<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         redacted: bool,

@@ -231,7 +231,11 @@ impl Agent {
     }
 
     /// One model request, bounded by what is left of the wall-time limit.
-    async fn ask(&self, context: &Context, started: Instant) -> Result<AssistantMessage, StopCause> {
+    async fn ask(
+        &self,
+        context: &Context,
+        started: Instant,
+    ) -> Result<AssistantMessage, StopCause> {
         let request = self.provider.complete(context, &self.options);
         let result = match self.limits.max_wall {
             Some(max) => {
@@ -250,10 +254,18 @@ impl Agent {
         if self.limits.max_turns.is_some_and(|max| run.turns >= max) {
             return Some(LimitKind::Turns);
         }
-        if self.limits.max_tokens.is_some_and(|max| run.usage.total_tokens >= max) {
+        if self
+            .limits
+            .max_tokens
+            .is_some_and(|max| run.usage.total_tokens >= max)
+        {
             return Some(LimitKind::Tokens);
         }
-        if self.limits.max_wall.is_some_and(|max| started.elapsed() >= max) {
+        if self
+            .limits
+            .max_wall
+            .is_some_and(|max| started.elapsed() >= max)
+        {
             return Some(LimitKind::WallTime);
         }
         None

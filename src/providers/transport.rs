@@ -27,10 +27,11 @@ pub struct HttpRequest {
 impl HttpRequest {
     /// The path and query of the URL (`/v1/messages`), what cassettes record and compare.
     pub fn path(&self) -> &str {
-        let after_scheme = self.url.split_once("://").map_or(self.url.as_str(), |(_, r)| r);
-        after_scheme
-            .find('/')
-            .map_or("/", |i| &after_scheme[i..])
+        let after_scheme = self
+            .url
+            .split_once("://")
+            .map_or(self.url.as_str(), |(_, r)| r);
+        after_scheme.find('/').map_or("/", |i| &after_scheme[i..])
     }
 }
 

@@ -26,7 +26,10 @@ pub fn pi_definition(name: &str) -> ToolDefinition {
         .unwrap_or_else(|| panic!("no Pi tool named {name}"));
     ToolDefinition {
         name: entry["name"].as_str().expect("name").to_owned(),
-        description: entry["description"].as_str().expect("description").to_owned(),
+        description: entry["description"]
+            .as_str()
+            .expect("description")
+            .to_owned(),
         parameters: entry["parameters"].clone(),
     }
 }
@@ -34,10 +37,17 @@ pub fn pi_definition(name: &str) -> ToolDefinition {
 /// Pi's system-prompt metadata of a tool: the one-line snippet and the guidelines.
 pub fn pi_prompt_metadata(name: &str) -> (String, Vec<String>) {
     let entry = &schemas()[name];
-    let snippet = entry["promptSnippet"].as_str().unwrap_or_default().to_owned();
+    let snippet = entry["promptSnippet"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let guidelines = entry["promptGuidelines"]
         .as_array()
-        .map(|g| g.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .map(|g| {
+            g.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     (snippet, guidelines)
 }

@@ -193,10 +193,20 @@ pub enum EditFailure {
     /// `edits` missing or empty.
     NoEdits,
     /// An `oldText` was empty.
-    EmptyOldText { index: usize },
-    NotFound { index: usize },
-    NotUnique { index: usize, count: usize },
-    Overlap { first: usize, second: usize },
+    EmptyOldText {
+        index: usize,
+    },
+    NotFound {
+        index: usize,
+    },
+    NotUnique {
+        index: usize,
+        count: usize,
+    },
+    Overlap {
+        first: usize,
+        second: usize,
+    },
     NoChange,
     /// The file could not be read or written (ENOENT, EACCES, a directory...).
     File,

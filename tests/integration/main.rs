@@ -4,4 +4,5 @@ mod cassettes;
 mod cli_tool;
 mod edit;
 mod providers;
+mod run;
 mod tasks;
