@@ -272,8 +272,14 @@ impl ModelSummary {
         mean_pass_at_k(&tasks, u64::from(k))
     }
 
+    /// Runs that were started: every run but the skipped ones.
+    pub fn started(&self) -> u32 {
+        self.runs - self.count(Outcome::Skipped)
+    }
+
+    /// Mean model replies per started run.
     pub fn mean_turns(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.turns as f64 / f64::from(self.runs))
+        (self.started() > 0).then(|| self.turns as f64 / f64::from(self.started()))
     }
 
     /// Failed edit calls over edit calls; `None` without edit calls.
@@ -281,8 +287,9 @@ impl ModelSummary {
         (self.edit_calls > 0).then(|| self.edit_calls_failed as f64 / self.edit_calls as f64)
     }
 
+    /// Mean wall time per started run.
     pub fn mean_wall_seconds(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.wall_seconds / f64::from(self.runs))
+        (self.started() > 0).then(|| self.wall_seconds / f64::from(self.started()))
     }
 
     fn add(&mut self, r: &RunRecord) {

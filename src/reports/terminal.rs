@@ -162,7 +162,7 @@ fn model_row(s: &ModelSummary) -> [String; 9] {
         percent_interval(s.pass_rate_interval()),
         percent(s.pass_at_1()),
         match s.k() {
-            Some(k) => format!("{} @{k}", percent(s.pass_at_k())),
+            Some(k) => format!("{} (k={k})", percent(s.pass_at_k())),
             None => UNKNOWN.to_owned(),
         },
         s.infra_errors.to_string(),

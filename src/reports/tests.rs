@@ -9,9 +9,7 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
-use crate::scoring::{
-    CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record,
-};
+use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
 fn rec(
@@ -510,7 +508,10 @@ fn only_skipped_or_infra_runs_give_no_pass_rate() {
     assert_eq!(get("skipped"), "1");
     assert_eq!(get("cost_usd"), "");
     let md = markdown::summary_md(&sorted(&records));
-    assert!(md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"), "{md}");
+    assert!(
+        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"),
+        "{md}"
+    );
     assert!(md.contains("Total cost: -."), "{md}");
 }
 
@@ -576,14 +577,26 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
     );
     assert_eq!(keys[1].outcome, Outcome::Passed);
 
-    std::fs::write(&path, "task,provider,model,epoch,outcome\na,p,m,1,passed\na,p,m,2,exploded\n").unwrap();
+    std::fs::write(
+        &path,
+        "task,provider,model,epoch,outcome\na,p,m,1,passed\na,p,m,2,exploded\n",
+    )
+    .unwrap();
     let err = read_runs_csv(&path).unwrap_err().to_string();
-    assert!(err.contains("runs.csv") && err.contains("line 3") && err.contains("`exploded`"), "{err}");
+    assert!(
+        err.contains("runs.csv") && err.contains("line 3") && err.contains("`exploded`"),
+        "{err}"
+    );
 
     std::fs::write(&path, "task,provider,model,outcome\n").unwrap();
     let err = read_runs_csv(&path).unwrap_err().to_string();
     assert!(err.contains("no `epoch` column"), "{err}");
 
-    let err = read_runs_csv(&dir.path().join("missing/runs.csv")).unwrap_err().to_string();
-    assert!(err.starts_with("failed to read") && err.contains("missing"), "{err}");
+    let err = read_runs_csv(&dir.path().join("missing/runs.csv"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("failed to read") && err.contains("missing"),
+        "{err}"
+    );
 }

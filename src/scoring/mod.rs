@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use checks::{CheckResult, run_check, run_checks};
 /// Prices in dollars per million tokens (the one type shared with the provider config).
 pub use crate::providers::config::Price;
+pub use checks::{CheckResult, run_check, run_checks};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
 use crate::conversation::Usage;
@@ -99,7 +99,12 @@ impl fmt::Display for Outcome {
 
 /// The cost in dollars of `usage` at `price`.
 pub fn cost(price: &Price, usage: &Usage) -> f64 {
-    price.cost(usage.input, usage.output, usage.cache_read, usage.cache_write)
+    price.cost(
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+    )
 }
 
 /// Error kinds that are the model's own doing (or the conversation it built): a run that ends in

@@ -142,10 +142,7 @@ mod tests {
     #[test]
     fn mean_pass_at_k_skips_tasks_with_too_few_samples() {
         // (5, 2) → 0.7 at k = 2; (3, 0) → 0; (1, 1) has n < k and is left out.
-        close(
-            mean_pass_at_k(&[(5, 2), (3, 0), (1, 1)], 2).unwrap(),
-            0.35,
-        );
+        close(mean_pass_at_k(&[(5, 2), (3, 0), (1, 1)], 2).unwrap(), 0.35);
         assert_eq!(mean_pass_at_k(&[(1, 1)], 2), None);
         assert_eq!(mean_pass_at_k(&[], 1), None);
     }
