@@ -86,7 +86,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 31] = [
+pub const SUMMARY_COLUMNS: [&str; 32] = [
     "provider",
     "model",
     "runs",
@@ -116,6 +116,7 @@ pub const SUMMARY_COLUMNS: [&str; 31] = [
     "pass_at_1",
     "k",
     "pass_at_k",
+    "pass_at_k_tasks",
     "retries",
     "attempts",
 ];
@@ -230,6 +231,9 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
         fmt_ratio(s.pass_at_1()),
         s.k().map(|k| k.to_string()).unwrap_or_default(),
         fmt_ratio(s.pass_at_k()),
+        s.pass_at_k_tasks()
+            .map(|(covered, _)| covered.to_string())
+            .unwrap_or_default(),
         s.retries.to_string(),
         s.attempts.to_string(),
     ]

@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use crate::scoring::{Outcome, RunRecord};
 
-use super::{CostTotal, UNKNOWN, dollars, fmt_ratio, percent, percent_interval, summarise};
+use super::{
+    CostTotal, UNKNOWN, dollars, fmt_ratio, pass_at_k_label, percent, percent_interval, summarise,
+};
 
 /// Escapes a table cell: `|` and newlines would break the row.
 pub fn cell(text: &str) -> String {
@@ -86,10 +88,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 percent(s.pass_rate()),
                 percent_interval(s.pass_rate_interval()),
                 percent(s.pass_at_1()),
-                match s.k() {
-                    Some(k) => format!("{} (k={k})", percent(s.pass_at_k())),
-                    None => UNKNOWN.to_owned(),
-                },
+                pass_at_k_label(s),
                 s.retries.to_string(),
                 dollars(s.cost, 6),
             ]
@@ -119,7 +118,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     );
     let _ = writeln!(
         out,
-        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`) and skipped runs are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator averaged over tasks, with k the number of epochs.",
+        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`) and skipped runs are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs.",
         CostTotal::of(&summaries).display(6)
     );
 

@@ -15,6 +15,8 @@
 //!     diff.patch                unified diff of what the agent changed in its workspace
 //! ```
 //!
+//! [`read_runs_csv`] reads the run keys of a previous report back (for `--rerun-errors`).
+//!
 //! Depends on `agent`, `conversation`, `scoring` and `workspace`; never on the runner.
 
 pub mod csv;
@@ -265,6 +267,15 @@ impl ModelSummary {
         self.k().and_then(|k| self.pass_at(k))
     }
 
+    /// With more than one epoch: (tasks pass@k is averaged over, tasks with a run that counts).
+    /// The first is smaller when infrastructure errors or skipped runs leave a task with fewer
+    /// than k runs that count.
+    pub fn pass_at_k_tasks(&self) -> Option<(usize, usize)> {
+        let k = u64::from(self.k()?);
+        let covered = self.tasks.values().filter(|(n, _)| *n >= k).count();
+        Some((covered, self.tasks.len()))
+    }
+
     /// pass@`k` by the unbiased estimator, averaged over the tasks with at least `k` runs that
     /// count.
     pub fn pass_at(&self, k: u32) -> Option<f64> {
@@ -388,6 +399,20 @@ impl CostTotal {
 /// What the summaries show for a value that is not known or not defined (a cost without a
 /// price, a rate without runs).
 pub const UNKNOWN: &str = "-";
+
+/// `100.0% (k=2)`, `100.0% (k=2, 1/2 tasks)` when some task has fewer than k runs that count,
+/// [`UNKNOWN`] with a single epoch.
+pub(crate) fn pass_at_k_label(s: &ModelSummary) -> String {
+    let (Some(k), Some((covered, tasks))) = (s.k(), s.pass_at_k_tasks()) else {
+        return UNKNOWN.to_owned();
+    };
+    let value = percent(s.pass_at_k());
+    if covered < tasks {
+        format!("{value} (k={k}, {covered}/{tasks} tasks)")
+    } else {
+        format!("{value} (k={k})")
+    }
+}
 
 /// `66.7%`; [`UNKNOWN`] for `None`.
 pub(crate) fn percent(x: Option<f64>) -> String {

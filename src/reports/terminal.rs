@@ -9,7 +9,7 @@ use crate::scoring::{Outcome, RunRecord};
 
 use super::markdown::outcome_label;
 use super::{
-    CostTotal, ModelSummary, UNKNOWN, dollars, percent, percent_interval, sorted, summarise,
+    CostTotal, ModelSummary, dollars, pass_at_k_label, percent, percent_interval, sorted, summarise,
 };
 
 const RESET: &str = "\x1b[0m";
@@ -161,10 +161,7 @@ fn model_row(s: &ModelSummary) -> [String; 9] {
         percent(s.pass_rate()),
         percent_interval(s.pass_rate_interval()),
         percent(s.pass_at_1()),
-        match s.k() {
-            Some(k) => format!("{} (k={k})", percent(s.pass_at_k())),
-            None => UNKNOWN.to_owned(),
-        },
+        pass_at_k_label(s),
         s.infra_errors.to_string(),
         s.count(Outcome::Skipped).to_string(),
         s.retries.to_string(),

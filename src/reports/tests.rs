@@ -463,6 +463,7 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
     assert_eq!(claude.k(), Some(2));
     assert_eq!(claude.pass_at_1(), Some(0.5));
     assert_eq!(claude.pass_at_k(), Some(1.0));
+    assert_eq!(claude.pass_at_k_tasks(), Some((1, 2)));
 
     let gpt = summary_of(&records, "openai");
     assert_eq!(gpt.runs, 3);
@@ -474,6 +475,7 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
 
     let local = summary_of(&records, "local");
     assert_eq!(local.k(), None, "a single epoch has no pass@k");
+    assert_eq!(local.pass_at_k_tasks(), None);
     assert_eq!(local.cost, None);
 }
 

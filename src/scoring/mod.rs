@@ -54,7 +54,9 @@ pub enum Outcome {
     Failed,
     /// The request the harness built no longer matches the cassette.
     Diverged,
-    /// A provider, cassette or setup failure: not the model's fault, not a verdict on it.
+    /// The run failed before a verdict: a provider, cassette or setup failure (an
+    /// infrastructure error, left out of pass rates), or a reply that ended in error (kind
+    /// `model_error`, which counts against the model). [`RunRecord::error_kind`] says which.
     Error,
     /// A turn, token or wall-time limit ended the run (checks still ran).
     LimitReached,
