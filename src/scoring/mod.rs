@@ -464,13 +464,17 @@ pub fn score(
             StopCause::Provider(e) => Some(e.to_string()),
             _ => None,
         });
+    // The runner's kind first; else the stop cause's, unless the runner's error (which decided
+    // the outcome) came without a kind.
     let error_kind = (outcome == Outcome::Error).then(|| {
-        ctx.error_kind.clone().unwrap_or_else(|| match &run.stop {
-            _ if ctx.error.is_some() => UNKNOWN_ERROR.to_owned(),
-            StopCause::Provider(e) => e.kind().to_owned(),
-            StopCause::ModelError(_) => MODEL_ERROR.to_owned(),
-            _ => UNKNOWN_ERROR.to_owned(),
-        })
+        let from_stop = match (&ctx.error, &run.stop) {
+            (None, StopCause::Provider(e)) => e.kind(),
+            (None, StopCause::ModelError(_)) => MODEL_ERROR,
+            _ => UNKNOWN_ERROR,
+        };
+        ctx.error_kind
+            .clone()
+            .unwrap_or_else(|| from_stop.to_owned())
     });
     let mut tool_calls = BTreeMap::new();
     for record in &run.tool_calls {
