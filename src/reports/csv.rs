@@ -322,3 +322,12 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
     }
     Ok(keys)
 }
+
+/// The runs of the report in `report_dir` whose outcome was `error` (infrastructure and model
+/// errors alike; filter on [`RunKey::error_kind`] with
+/// [`crate::scoring::is_infrastructure_kind`] to keep one of them), read from its `runs.csv`.
+pub fn error_runs(report_dir: &Path) -> Result<Vec<RunKey>, ReportError> {
+    let mut keys = read_runs_csv(&report_dir.join("runs.csv"))?;
+    keys.retain(|k| k.outcome == Outcome::Error);
+    Ok(keys)
+}

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use csv::{RunKey, read_runs_csv};
+pub use csv::{RunKey, error_runs, read_runs_csv};
 pub use terminal::render_terminal_summary;
 
 use crate::agent::AgentRun;

@@ -1,3 +1,4 @@
 //! The integration-test binary: one submodule per area.
 
+mod reports;
 mod tasks;
