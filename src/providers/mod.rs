@@ -10,10 +10,13 @@
 pub mod anthropic;
 pub mod catalog;
 pub mod config;
+pub mod errors;
 pub mod limiter;
+pub mod live;
 pub mod openai_chat;
 pub mod retry;
 pub mod sse;
+pub mod transform;
 pub mod transport;
 
 use std::sync::Arc;
@@ -164,10 +167,106 @@ pub trait Provider: Send + Sync {
     ) -> Result<AssistantMessage, ProviderError>;
 }
 
-/// Builds the provider for `spec` over `transport`.
+/// Builds the provider for `spec` over `transport`, with default [`ProviderSettings`].
 pub fn build(spec: ModelSpec, transport: Arc<dyn Transport>) -> Arc<dyn Provider> {
+    build_with(spec, transport, ProviderSettings::default())
+}
+
+/// Builds the provider for `spec` over `transport` with explicit settings.
+pub fn build_with(
+    spec: ModelSpec,
+    transport: Arc<dyn Transport>,
+    settings: ProviderSettings,
+) -> Arc<dyn Provider> {
     match spec.api {
-        ApiKind::AnthropicMessages => Arc::new(anthropic::Anthropic::new(spec, transport)),
-        ApiKind::OpenaiCompletions => Arc::new(openai_chat::OpenAiChat::new(spec, transport)),
+        ApiKind::AnthropicMessages => Arc::new(
+            anthropic::Anthropic::new(spec, transport).with_idle_timeout(settings.idle_timeout),
+        ),
+        ApiKind::OpenaiCompletions => {
+            let compat = settings
+                .openai_compat
+                .unwrap_or_else(|| OpenAiCompat::detect(&spec));
+            Arc::new(
+                openai_chat::OpenAiChat::new(spec, transport)
+                    .with_compat(compat)
+                    .with_idle_timeout(settings.idle_timeout),
+            )
+        }
+    }
+}
+
+/// Settings of a provider that are neither the model nor one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSettings {
+    /// No stream bytes for this long is [`ProviderError::StreamStalled`] (default 120 s).
+    pub idle_timeout: Duration,
+    /// OpenAI Chat Completions quirks; `None` detects them from the spec as Pi does.
+    pub openai_compat: Option<OpenAiCompat>,
+}
+
+impl Default for ProviderSettings {
+    fn default() -> Self {
+        ProviderSettings {
+            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
+            openai_compat: None,
+        }
+    }
+}
+
+pub use config::MaxTokensField;
+
+/// The OpenAI Chat Completions compatibility switches (Pi's `compat`), defaulting to Pi's
+/// standard OpenAI behaviour.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpenAiCompat {
+    /// The token-limit field name.
+    pub max_tokens_field: MaxTokensField,
+    /// Send `store: false` (Pi omits it for non-standard providers).
+    pub send_store: bool,
+    /// Send `strict: false` on tool definitions.
+    pub supports_strict_mode: bool,
+}
+
+impl Default for OpenAiCompat {
+    fn default() -> Self {
+        OpenAiCompat {
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            send_store: true,
+            supports_strict_mode: true,
+        }
+    }
+}
+
+impl OpenAiCompat {
+    /// Pi's auto-detection, reduced to the switches we have: a local or OpenAI base URL gets the
+    /// standard behaviour; the providers Pi knows to want `max_tokens` get it.
+    pub fn detect(spec: &ModelSpec) -> Self {
+        let url = spec.base_url.to_lowercase();
+        let wants_max_tokens = ["chutes", "moonshot"]
+            .iter()
+            .any(|p| spec.provider.contains(p) || url.contains(p))
+            || url.contains("gateway.ai.cloudflare.com");
+        OpenAiCompat {
+            max_tokens_field: if wants_max_tokens {
+                MaxTokensField::MaxTokens
+            } else {
+                MaxTokensField::MaxCompletionTokens
+            },
+            ..OpenAiCompat::default()
+        }
+    }
+
+    /// Pi's detection for `spec`, overridden by whatever `config` sets (`harness.yaml` or the
+    /// built-in catalog entry).
+    pub fn from_config(spec: &ModelSpec, config: &config::CompatConfig) -> Self {
+        let mut compat = OpenAiCompat::detect(spec);
+        if let Some(field) = config.max_tokens_field {
+            compat.max_tokens_field = field;
+        }
+        if let Some(store) = config.store {
+            compat.send_store = store;
+        }
+        compat
     }
 }

@@ -1,19 +1,262 @@
-//! OpenAI Chat Completions over SSE (spec section 9), also for OpenAI-compatible servers.
+//! OpenAI Chat Completions over SSE (spec section 9), also for OpenAI-compatible servers: the
+//! request body in Pi's key order, Pi's message conversion (tool results as `tool` messages,
+//! their images gathered into one following user message, no error flag), and the chunk reader.
+//!
+//! Not reproduced (yet): `prompt_cache_key` (only for api.openai.com), the `developer` role and
+//! `reasoning_effort` (no reasoning settings), `reasoning_details`, `responseModel`, and the
+//! compat switches beyond [`OpenAiCompat`]. Depends on `conversation` and the provider seams only.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::ModelSpec;
-use super::transport::Transport;
+use serde_json::{Map, Value, json};
 
+use super::sse::{self, SseStream};
+use super::transform::{normalize_id_openai_completions, parse_streaming_json, transform_messages};
+use super::transport::{HttpRequest, Transport};
+use super::{MaxTokensField, ModelSpec, OpenAiCompat, ProviderError, RequestOptions};
+use crate::conversation::{
+    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
+    UserContent,
+};
+
+/// The OpenAI Chat Completions provider.
 pub struct OpenAiChat {
     spec: ModelSpec,
     transport: Arc<dyn Transport>,
+    compat: OpenAiCompat,
+    idle_timeout: Duration,
 }
 
 impl OpenAiChat {
+    /// A provider for `spec` over `transport`, with Pi's detected compat and the default idle
+    /// timeout.
     pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        OpenAiChat { spec, transport }
+        let compat = OpenAiCompat::detect(&spec);
+        OpenAiChat {
+            spec,
+            transport,
+            compat,
+            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
+        }
     }
+
+    /// Sets the compatibility switches.
+    pub fn with_compat(mut self, compat: OpenAiCompat) -> Self {
+        self.compat = compat;
+        self
+    }
+
+    /// Sets the stream idle timeout.
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// The request Pi would send: `POST {base_url}/chat/completions` with Bearer auth.
+    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+        let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
+        if let Some(key) = &self.spec.api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        headers.push(("content-type".into(), "application/json".into()));
+        for (k, v) in &self.spec.headers {
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
+            headers.push((k.to_lowercase(), v.clone()));
+        }
+        HttpRequest {
+            method: "POST".into(),
+            url: format!(
+                "{}/chat/completions",
+                self.spec.base_url.trim_end_matches('/')
+            ),
+            headers,
+            body: build_body(&self.spec, &self.compat, context, options),
+        }
+    }
+}
+
+/// The request body, keys in Pi's order: `model, messages, stream, stream_options, store,
+/// max_completion_tokens, [temperature], tools`.
+pub fn build_body(
+    spec: &ModelSpec,
+    compat: &OpenAiCompat,
+    context: &Context,
+    options: &RequestOptions,
+) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(spec.model));
+    body.insert(
+        "messages".into(),
+        Value::Array(convert_messages(spec, context)),
+    );
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    if compat.send_store {
+        body.insert("store".into(), json!(false));
+    }
+    if options.max_tokens > 0 {
+        let field = match compat.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        };
+        body.insert(field.into(), json!(options.max_tokens));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !context.tools.is_empty() {
+        let tools = context
+            .tools
+            .iter()
+            .map(|t| {
+                let mut function = Map::new();
+                function.insert("name".into(), json!(t.name));
+                function.insert("description".into(), json!(t.description));
+                function.insert("parameters".into(), t.parameters.clone());
+                if compat.supports_strict_mode {
+                    function.insert("strict".into(), json!(false));
+                }
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    } else if context
+        .messages
+        .iter()
+        .any(|m| matches!(m, Message::Assistant(a) if a.tool_calls().next().is_some()))
+    {
+        body.insert("tools".into(), json!([]));
+    }
+    Value::Object(body)
+}
+
+fn image_part(data: &str, mime_type: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime_type};base64,{data}")}})
+}
+
+/// JavaScript's `JSON.stringify` of tool arguments; `serde_json` (order preserved) writes the
+/// same bytes for the values JSON can carry.
+fn stringify(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "{}".into())
+}
+
+/// The `messages` array: the system prompt, then Pi's transforms and conversion.
+pub fn convert_messages(spec: &ModelSpec, context: &Context) -> Vec<Value> {
+    let provider = spec.provider.clone();
+    let normalize = move |id: &str| normalize_id_openai_completions(id, &provider);
+    let messages = transform_messages(&context.messages, spec, &normalize);
+    let mut out = Vec::new();
+    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    let mut i = 0;
+    while i < messages.len() {
+        match &messages[i] {
+            Message::User { content } => match content {
+                UserContent::Text(text) => out.push(json!({"role": "user", "content": text})),
+                UserContent::Blocks(blocks) => {
+                    let parts: Vec<Value> = blocks
+                        .iter()
+                        .map(|c| match c {
+                            Content::Text { text } => json!({"type": "text", "text": text}),
+                            Content::Image { data, mime_type } => image_part(data, mime_type),
+                        })
+                        .collect();
+                    if !parts.is_empty() {
+                        out.push(json!({"role": "user", "content": parts}));
+                    }
+                }
+            },
+            Message::Assistant(am) => {
+                let mut msg = Map::new();
+                msg.insert("role".into(), json!("assistant"));
+                let texts: Vec<&str> = am
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        AssistantBlock::Text { text, .. } if !text.trim().is_empty() => {
+                            Some(text.as_str())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let has_text = !texts.is_empty();
+                msg.insert(
+                    "content".into(),
+                    if has_text {
+                        json!(texts.concat())
+                    } else {
+                        Value::Null
+                    },
+                );
+                // Thinking replays under the field it arrived in (`reasoning_content`, ...).
+                let thinking: Vec<(&str, &str)> = am
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        AssistantBlock::Thinking {
+                            thinking,
+                            signature: Some(sig),
+                            redacted: false,
+                        } if !thinking.trim().is_empty() && !sig.is_empty() => {
+                            Some((sig.as_str(), thinking.as_str()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if let Some((field, _)) = thinking.first() {
+                    let joined: Vec<&str> = thinking.iter().map(|(_, t)| *t).collect();
+                    msg.insert((*field).to_owned(), json!(joined.join("\n")));
+                }
+                let calls: Vec<Value> = am
+                    .tool_calls()
+                    .map(|c| {
+                        json!({
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": stringify(&c.arguments)},
+                        })
+                    })
+                    .collect();
+                let has_calls = !calls.is_empty();
+                if has_calls {
+                    msg.insert("tool_calls".into(), Value::Array(calls));
+                }
+                if has_text || has_calls {
+                    out.push(Value::Object(msg));
+                }
+            }
+            Message::ToolResult(_) => {
+                let mut images = Vec::new();
+                while let Some(Message::ToolResult(tr)) = messages.get(i) {
+                    let text: Vec<&str> = tr.content.iter().filter_map(Content::as_text).collect();
+                    let text = text.join("\n");
+                    out.push(json!({
+                        "role": "tool",
+                        "content": if text.is_empty() { "(see attached image)".to_owned() } else { text },
+                        "tool_call_id": tr.tool_call_id,
+                    }));
+                    for c in &tr.content {
+                        if let Content::Image { data, mime_type } = c {
+                            images.push(image_part(data, mime_type));
+                        }
+                    }
+                    i += 1;
+                }
+                if !images.is_empty() {
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
+                    parts.extend(images);
+                    out.push(json!({"role": "user", "content": parts}));
+                }
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 #[async_trait::async_trait]
@@ -24,10 +267,365 @@ impl super::Provider for OpenAiChat {
 
     async fn complete(
         &self,
-        _context: &crate::conversation::Context,
-        _options: &super::RequestOptions,
-    ) -> Result<crate::conversation::AssistantMessage, super::ProviderError> {
-        let _ = &self.transport;
-        todo!("openai chat provider")
+        context: &Context,
+        options: &RequestOptions,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let request = self.build_request(context, options);
+        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
+        read_stream(&self.spec, stream).await
+    }
+}
+
+/// Pi's mapping of `finish_reason`: the stop reason and, for errors, the message.
+pub fn map_finish_reason(reason: Option<&str>) -> (StopReason, Option<String>) {
+    match reason {
+        None | Some("stop" | "end") => (StopReason::Stop, None),
+        Some("length") => (StopReason::Length, None),
+        Some("tool_calls" | "function_call") => (StopReason::ToolUse, None),
+        Some(other) => (
+            StopReason::Error,
+            Some(format!("Provider finish_reason: {other}")),
+        ),
+    }
+}
+
+/// Pi's usage rule: cached tokens are read from the cache, `cache_write_tokens` written to it,
+/// and both are taken out of `prompt_tokens`.
+pub fn parse_usage(u: &Value) -> Usage {
+    let n = |v: &Value| v.as_u64();
+    let prompt = n(&u["prompt_tokens"]).unwrap_or(0);
+    let details = &u["prompt_tokens_details"];
+    let reported_cached = n(&details["cached_tokens"])
+        .or_else(|| n(&u["prompt_cache_hit_tokens"]))
+        .unwrap_or(0);
+    let cache_write = n(&details["cache_write_tokens"]).unwrap_or(0);
+    let cache_read = if cache_write > 0 {
+        reported_cached.saturating_sub(cache_write)
+    } else {
+        reported_cached
+    };
+    let input = prompt.saturating_sub(cache_read + cache_write);
+    let output = n(&u["completion_tokens"]).unwrap_or(0);
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: input + output + cache_read + cache_write,
+    }
+}
+
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// Reads a Chat Completions chunk stream to the finished reply.
+///
+/// A chunk (or `event: error`) carrying an `error` object ends the reply with stop reason `error`
+/// and the error's message, as the OpenAI SDK throws it for Pi.
+pub async fn read_stream(
+    spec: &ModelSpec,
+    mut stream: SseStream,
+) -> Result<AssistantMessage, ProviderError> {
+    let mut msg = AssistantMessage {
+        content: Vec::new(),
+        api: spec.api.as_str().to_owned(),
+        provider: spec.provider.clone(),
+        model: spec.model.clone(),
+        usage: Usage::default(),
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        response_id: None,
+    };
+    // Tool calls by stream index (or id): position in msg.content and the argument text so far.
+    let mut calls: Vec<(Option<u64>, usize, String)> = Vec::new();
+    while let Some(ev) = stream.next_event().await? {
+        if ev.data.trim() == "[DONE]" {
+            break;
+        }
+        if ev.event.as_deref() == Some("error") && serde_json::from_str::<Value>(&ev.data).is_err()
+        {
+            msg.stop_reason = StopReason::Error;
+            msg.error_message = Some(ev.data);
+            return Ok(msg);
+        }
+        let chunk: Value = serde_json::from_str(&ev.data).map_err(|e| ProviderError::Protocol {
+            message: format!("OpenAI sent an unparsable chunk ({e}): {}", ev.data),
+        })?;
+        if ev.event.as_deref() == Some("error") || chunk.get("error").is_some_and(|e| !e.is_null())
+        {
+            let err = chunk.get("error").unwrap_or(&chunk);
+            msg.stop_reason = StopReason::Error;
+            msg.error_message = Some(match err.get("message") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => err.to_string(),
+            });
+            return Ok(msg);
+        }
+        if msg.response_id.is_none() {
+            if let Some(id) = chunk["id"].as_str() {
+                msg.response_id = Some(id.to_owned());
+            }
+        }
+        let choice = chunk["choices"].get(0);
+        if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+            msg.usage = parse_usage(u);
+        } else if let Some(u) = choice
+            .and_then(|c| c.get("usage"))
+            .filter(|u| u.is_object())
+        {
+            msg.usage = parse_usage(u);
+        }
+        let Some(choice) = choice else { continue };
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            let (stop, error) = map_finish_reason(Some(reason));
+            msg.stop_reason = stop;
+            msg.error_message = error;
+        }
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            match msg.content.last_mut() {
+                Some(AssistantBlock::Text { text: t, .. }) => t.push_str(text),
+                _ => msg.content.push(AssistantBlock::Text {
+                    text: text.to_owned(),
+                    signature: None,
+                }),
+            }
+        }
+        if let Some((field, text)) = REASONING_FIELDS.iter().find_map(|f| {
+            delta[*f]
+                .as_str()
+                .filter(|t| !t.is_empty())
+                .map(|t| (*f, t))
+        }) {
+            match msg.content.last_mut() {
+                Some(AssistantBlock::Thinking {
+                    thinking,
+                    signature,
+                    ..
+                }) if signature.as_deref() == Some(field) => thinking.push_str(text),
+                _ => msg.content.push(AssistantBlock::Thinking {
+                    thinking: text.to_owned(),
+                    signature: Some(field.to_owned()),
+                    redacted: false,
+                }),
+            }
+        }
+        for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+            let index = tc["index"].as_u64();
+            let id = tc["id"].as_str().filter(|s| !s.is_empty());
+            let found = calls.iter().position(|(i, pos, _)| match (index, i) {
+                (Some(a), Some(b)) => a == *b,
+                _ => id.is_some_and(
+                    |id| matches!(&msg.content[*pos], AssistantBlock::ToolCall(c) if c.id == id),
+                ),
+            });
+            let slot = match found {
+                Some(slot) => slot,
+                None if index.is_none() && id.is_none() && !calls.is_empty() => calls.len() - 1,
+                None => {
+                    msg.content.push(AssistantBlock::ToolCall(ToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: json!({}),
+                    }));
+                    calls.push((index, msg.content.len() - 1, String::new()));
+                    calls.len() - 1
+                }
+            };
+            let (_, pos, args) = &mut calls[slot];
+            if let AssistantBlock::ToolCall(call) = &mut msg.content[*pos] {
+                if let Some(id) = id {
+                    call.id = id.to_owned();
+                }
+                if let Some(name) = tc["function"]["name"].as_str().filter(|s| !s.is_empty()) {
+                    call.name = name.to_owned();
+                }
+                if let Some(a) = tc["function"]["arguments"].as_str() {
+                    args.push_str(a);
+                }
+            }
+        }
+    }
+    for (_, pos, args) in &calls {
+        if let AssistantBlock::ToolCall(call) = &mut msg.content[*pos] {
+            call.arguments = parse_streaming_json(args);
+        }
+    }
+    Ok(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ApiKind;
+    use crate::providers::sse::{SseEvent, encode};
+
+    fn spec() -> ModelSpec {
+        ModelSpec {
+            provider: "openai".into(),
+            api: ApiKind::OpenaiCompletions,
+            model: "gpt-test".into(),
+            base_url: "http://127.0.0.1:1/v1".into(),
+            api_key: Some("k".into()),
+            headers: vec![],
+        }
+    }
+
+    fn stream(chunks: &[Value]) -> SseStream {
+        let mut evs: Vec<SseEvent> = chunks
+            .iter()
+            .map(|c| SseEvent::data(c.to_string()))
+            .collect();
+        evs.push(SseEvent::data("[DONE]"));
+        SseStream::new(
+            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
+            Duration::from_secs(5),
+        )
+    }
+
+    #[test]
+    fn usage_follows_pi() {
+        let u = parse_usage(
+            &json!({"prompt_tokens":100,"completion_tokens":42,"prompt_tokens_details":{"cached_tokens":20}}),
+        );
+        assert_eq!(
+            u,
+            Usage {
+                input: 80,
+                output: 42,
+                cache_read: 20,
+                cache_write: 0,
+                total_tokens: 142
+            }
+        );
+        let u = parse_usage(
+            &json!({"prompt_tokens":100,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":30,"cache_write_tokens":10}}),
+        );
+        assert_eq!((u.input, u.cache_read, u.cache_write), (70, 20, 10));
+    }
+
+    #[tokio::test]
+    async fn reads_text_reasoning_and_interleaved_tool_calls() {
+        let s = stream(&[
+            json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"think"}}]}),
+            json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"reasoning_content":"ing"}}]}),
+            json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Read"}}]}),
+            json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"ing."}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":""}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","type":"function","function":{"name":"ls","arguments":"{}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":\"a.txt\"}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
+            json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}),
+        ]);
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(
+            m.content,
+            vec![
+                AssistantBlock::Thinking {
+                    thinking: "thinking".into(),
+                    signature: Some("reasoning_content".into()),
+                    redacted: false
+                },
+                AssistantBlock::Text {
+                    text: "Reading.".into(),
+                    signature: None
+                },
+                AssistantBlock::ToolCall(ToolCall {
+                    id: "call_1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path":"a.txt"})
+                }),
+                AssistantBlock::ToolCall(ToolCall {
+                    id: "call_2".into(),
+                    name: "ls".into(),
+                    arguments: json!({})
+                }),
+            ]
+        );
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(m.usage.total_tokens, 13);
+        assert_eq!(m.response_id.as_deref(), Some("chatcmpl-1"));
+    }
+
+    #[tokio::test]
+    async fn an_error_event_ends_the_reply() {
+        let evs = [
+            SseEvent::data(
+                json!({"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}]}).to_string(),
+            ),
+            SseEvent::named("error", "upstream went away"),
+        ];
+        let s = SseStream::new(
+            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
+            Duration::from_secs(5),
+        );
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert_eq!(m.error_message.as_deref(), Some("upstream went away"));
+        assert_eq!(m.text(), "Hi");
+    }
+
+    #[test]
+    fn no_tools_but_tool_history_sends_an_empty_tool_list() {
+        let ctx = Context {
+            system_prompt: None,
+            messages: vec![Message::Assistant(AssistantMessage {
+                content: vec![AssistantBlock::ToolCall(ToolCall {
+                    id: "x".into(),
+                    name: "ls".into(),
+                    arguments: json!({}),
+                })],
+                api: "openai-completions".into(),
+                provider: "openai".into(),
+                model: "gpt-test".into(),
+                usage: Usage::default(),
+                stop_reason: StopReason::ToolUse,
+                error_message: None,
+                response_id: None,
+            })],
+            tools: vec![],
+        };
+        let compat = OpenAiCompat {
+            max_tokens_field: MaxTokensField::MaxTokens,
+            send_store: false,
+            supports_strict_mode: false,
+        };
+        let body = build_body(&spec(), &compat, &ctx, &RequestOptions::default());
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "model",
+                "messages",
+                "stream",
+                "stream_options",
+                "max_tokens",
+                "tools"
+            ]
+        );
+        assert_eq!(body["tools"], json!([]));
+        // The orphaned call got Pi's synthetic error result.
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "tool", "content": "No result provided", "tool_call_id": "x"})
+        );
+    }
+
+    #[test]
+    fn finish_reasons() {
+        assert_eq!(map_finish_reason(None).0, StopReason::Stop);
+        assert_eq!(map_finish_reason(Some("length")).0, StopReason::Length);
+        assert_eq!(
+            map_finish_reason(Some("content_filter")),
+            (
+                StopReason::Error,
+                Some("Provider finish_reason: content_filter".into())
+            )
+        );
     }
 }

@@ -1,1 +1,368 @@
-//! Server-sent events: an incremental parser of `event:`/`data:` lines, as Pi's own parser.
+//! Server-sent events: an incremental parser of `event:`/`data:`/`id:` lines, as Pi's own parser
+//! (`\r`, `\n` and `\r\n` line breaks, multi-line data joined with `\n`, `:` comments, dispatch on
+//! a blank line), an idle timeout over a [`BodyStream`], and [`encode`] to write events back to
+//! wire bytes (used by the cassette player and the scripted model server).
+//!
+//! Depends on the transport seam and [`ProviderError`] only; knows nothing of any API's events.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+
+use super::ProviderError;
+use super::transport::{BodyStream, HttpRequest, Transport, TransportError};
+
+/// The default idle timeout of a stream: no bytes for this long means it stalled.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One dispatched server-sent event.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SseEvent {
+    /// The `event:` field, if the event had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+}
+
+impl SseEvent {
+    /// An event with a name.
+    pub fn named(event: impl Into<String>, data: impl Into<String>) -> Self {
+        SseEvent {
+            event: Some(event.into()),
+            data: data.into(),
+        }
+    }
+
+    /// An event without a name (OpenAI's `data:`-only chunks).
+    pub fn data(data: impl Into<String>) -> Self {
+        SseEvent {
+            event: None,
+            data: data.into(),
+        }
+    }
+}
+
+/// The line-level parser, fed with chunks of bytes as they arrive.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    line: Vec<u8>,
+    /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to that line break.
+    after_cr: bool,
+    event: Option<String>,
+    data: Vec<String>,
+    saw_data: bool,
+    last_id: Option<String>,
+}
+
+impl SseParser {
+    /// A fresh parser.
+    pub fn new() -> Self {
+        SseParser::default()
+    }
+
+    /// The last `id:` field seen, if any.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// Feeds a chunk and returns the events it completed, in order.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        for &b in chunk {
+            if self.after_cr {
+                self.after_cr = false;
+                if b == b'\n' {
+                    continue;
+                }
+            }
+            match b {
+                b'\r' => {
+                    self.after_cr = true;
+                    self.end_line(&mut out);
+                }
+                b'\n' => self.end_line(&mut out),
+                _ => self.line.push(b),
+            }
+        }
+        out
+    }
+
+    /// Ends the input: a pending event with data (no closing blank line) is dispatched.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let mut out = Vec::new();
+        if !self.line.is_empty() {
+            self.end_line(&mut out);
+        }
+        self.dispatch(&mut out);
+        out.pop()
+    }
+
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+        let line = String::from_utf8_lossy(&std::mem::take(&mut self.line)).into_owned();
+        if line.is_empty() {
+            self.dispatch(out);
+            return;
+        }
+        if line.starts_with(':') {
+            return;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line.as_str(), ""),
+        };
+        match field {
+            "event" => self.event = Some(value.to_owned()),
+            "data" => {
+                self.saw_data = true;
+                self.data.push(value.to_owned());
+            }
+            "id" => self.last_id = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        let event = self.event.take();
+        if !self.saw_data {
+            self.data.clear();
+            return;
+        }
+        self.saw_data = false;
+        out.push(SseEvent {
+            event,
+            data: std::mem::take(&mut self.data).join("\n"),
+        });
+    }
+}
+
+/// Server-sent events read from a response body, with an idle timeout.
+pub struct SseStream {
+    body: BodyStream,
+    parser: SseParser,
+    pending: std::collections::VecDeque<SseEvent>,
+    idle_timeout: Duration,
+    ended: bool,
+}
+
+impl SseStream {
+    /// Reads events from `body`; no bytes for `idle_timeout` is a [`ProviderError::StreamStalled`].
+    pub fn new(body: BodyStream, idle_timeout: Duration) -> Self {
+        SseStream {
+            body,
+            parser: SseParser::new(),
+            pending: Default::default(),
+            idle_timeout,
+            ended: false,
+        }
+    }
+
+    /// The next event; `Ok(None)` at the end of the body. A broken body is
+    /// [`ProviderError::StreamCut`].
+    pub async fn next_event(&mut self) -> Result<Option<SseEvent>, ProviderError> {
+        loop {
+            if let Some(ev) = self.pending.pop_front() {
+                return Ok(Some(ev));
+            }
+            if self.ended {
+                return Ok(None);
+            }
+            match tokio::time::timeout(self.idle_timeout, self.body.next()).await {
+                Err(_) => {
+                    return Err(ProviderError::StreamStalled {
+                        idle: self.idle_timeout,
+                    });
+                }
+                Ok(None) => {
+                    self.ended = true;
+                    if let Some(ev) = self.parser.finish() {
+                        self.pending.push_back(ev);
+                    }
+                }
+                Ok(Some(Err(e))) => return Err(body_error(e)),
+                Ok(Some(Ok(chunk))) => self.pending.extend(self.parser.feed(&chunk)),
+            }
+        }
+    }
+}
+
+/// A body that broke mid-stream: a cut connection, or a cassette that could not go on.
+fn body_error(err: TransportError) -> ProviderError {
+    match err {
+        TransportError::Cassette(message) => ProviderError::Cassette(message),
+        TransportError::Body(message) => ProviderError::StreamCut { message },
+        other => ProviderError::StreamCut {
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Sends `request` and opens its event stream: a transport failure or an error status becomes
+/// the typed [`ProviderError`] (through [`super::errors`]), a success status an [`SseStream`].
+pub async fn open(
+    transport: &dyn Transport,
+    request: HttpRequest,
+    idle_timeout: Duration,
+) -> Result<SseStream, ProviderError> {
+    let mut response = transport
+        .send(request)
+        .await
+        .map_err(super::errors::from_transport)?;
+    if !(200..300).contains(&response.status) {
+        let text = read_body_text(&mut response.body, idle_timeout).await?;
+        return Err(super::errors::from_http_status(
+            response.status,
+            &response.headers,
+            &text,
+        ));
+    }
+    Ok(SseStream::new(response.body, idle_timeout))
+}
+
+/// Reads a whole (non-SSE) body as text, with the same idle timeout; used for error bodies.
+pub async fn read_body_text(
+    body: &mut BodyStream,
+    idle_timeout: Duration,
+) -> Result<String, ProviderError> {
+    let mut bytes = Vec::new();
+    loop {
+        match tokio::time::timeout(idle_timeout, body.next()).await {
+            Err(_) => return Err(ProviderError::StreamStalled { idle: idle_timeout }),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => return Err(body_error(e)),
+            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+        }
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Writes one event in wire form (`event:` line if named, one `data:` line per data line, a
+/// blank line).
+pub fn encode_event(event: &SseEvent) -> String {
+    let mut s = String::new();
+    if let Some(name) = &event.event {
+        s.push_str("event: ");
+        s.push_str(name);
+        s.push('\n');
+    }
+    for line in event.data.split('\n') {
+        s.push_str("data: ");
+        s.push_str(line);
+        s.push('\n');
+    }
+    s.push('\n');
+    s
+}
+
+/// Serialises events back to wire bytes; [`SseParser`] reads them back unchanged.
+pub fn encode<'a>(events: impl IntoIterator<Item = &'a SseEvent>) -> Bytes {
+    let mut s = String::new();
+    for ev in events {
+        s.push_str(&encode_event(ev));
+    }
+    Bytes::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(chunks: &[&[u8]]) -> Vec<SseEvent> {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for c in chunks {
+            out.extend(p.feed(c));
+        }
+        out.extend(p.finish());
+        out
+    }
+
+    #[test]
+    fn parses_named_events_and_multi_line_data() {
+        let evs = parse_all(&[b"event: a\ndata: one\ndata: two\n\ndata:x\n\n"]);
+        assert_eq!(
+            evs,
+            vec![SseEvent::named("a", "one\ntwo"), SseEvent::data("x")]
+        );
+    }
+
+    #[test]
+    fn handles_every_line_break_even_split_across_chunks() {
+        let evs = parse_all(&[
+            b"event: a\r",
+            b"\ndata: 1\r",
+            b"\r",
+            b"data: 2\rdata: 3\n\r\n",
+        ]);
+        assert_eq!(evs, vec![SseEvent::named("a", "1"), SseEvent::data("2\n3")]);
+    }
+
+    #[test]
+    fn skips_comments_ids_and_events_without_data() {
+        let mut p = SseParser::new();
+        let evs = p.feed(b": keepalive\n\nevent: ping\n\nid: 7\ndata: {}\n\n");
+        assert_eq!(evs, vec![SseEvent::data("{}")]);
+        assert_eq!(p.last_event_id(), Some("7"));
+    }
+
+    #[test]
+    fn splits_a_multibyte_character_across_chunks() {
+        let evs = parse_all(&[
+            "data: h\u{e9}llo\n\n".as_bytes()[..8].as_ref(),
+            &"data: h\u{e9}llo\n\n".as_bytes()[8..],
+        ]);
+        assert_eq!(evs, vec![SseEvent::data("h\u{e9}llo")]);
+    }
+
+    #[test]
+    fn encode_round_trips() {
+        let evs = vec![
+            SseEvent::named("message_start", "{\"a\":1}"),
+            SseEvent::data("line1\nline2"),
+            SseEvent::data(""),
+        ];
+        assert_eq!(parse_all(&[&encode(&evs)]), evs);
+    }
+
+    fn body(items: Vec<Result<Bytes, TransportError>>, then_pending: bool) -> BodyStream {
+        let s = futures::stream::iter(items);
+        if then_pending {
+            Box::pin(s.chain(futures::stream::pending()))
+        } else {
+            Box::pin(s)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_broken_body_is_a_stream_cut() {
+        let mut s = SseStream::new(
+            body(
+                vec![
+                    Ok(Bytes::from("data: 1\n\n")),
+                    Err(TransportError::Body("reset".into())),
+                ],
+                false,
+            ),
+            Duration::from_secs(5),
+        );
+        assert_eq!(s.next_event().await.unwrap(), Some(SseEvent::data("1")));
+        let err = s.next_event().await.unwrap_err();
+        assert!(matches!(err, ProviderError::StreamCut { .. }), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn silence_is_a_stall() {
+        let mut s = SseStream::new(
+            body(vec![Ok(Bytes::from("data: 1\n\n"))], true),
+            Duration::from_millis(50),
+        );
+        assert!(s.next_event().await.unwrap().is_some());
+        assert_eq!(
+            s.next_event().await.unwrap_err(),
+            ProviderError::StreamStalled {
+                idle: Duration::from_millis(50)
+            }
+        );
+    }
+}

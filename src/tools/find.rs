@@ -1,1 +1,408 @@
 //! `find`: Pi's find tool (spec section 5), on the `ignore` and `globset` crates instead of fd.
+//!
+//! Emulates `fd --glob --color=never --hidden --no-require-git --max-results N -- <pattern>
+//! <searchPath>` as Pi runs it: hidden files included, `.gitignore`/`.ignore`/`.fdignore`
+//! honoured even outside git repositories, `.git/` excluded, the glob matched against the file
+//! name (or, when the pattern has a `/`, the whole absolute path with a `**/` prefix), fd's smart
+//! case, directories printed with a trailing `/`; then Pi's post-processing of fd's lines.
+//! Depends only on the tool seams.
+//!
+//! Deviation: fd's output order is that of its parallel walk (nondeterministic); ours is sorted
+//! by path, and with a limit the first `limit` paths in that order are kept.
+
+use std::path::Path;
+
+use async_trait::async_trait;
+use globset::GlobBuilder;
+use ignore::WalkBuilder;
+use serde_json::{Map, Value, json};
+
+use super::path::resolve_to_cwd;
+use super::truncate::{
+    DEFAULT_MAX_BYTES, MAX_SAFE_INTEGER, format_size, js_json_number, js_number, truncate_head,
+};
+use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+
+/// Pi's default result limit.
+pub const DEFAULT_LIMIT: f64 = 1000.0;
+
+/// Pi's `find` tool.
+pub struct FindTool {
+    definition: ToolDefinition,
+}
+
+impl FindTool {
+    pub fn new() -> Self {
+        FindTool {
+            definition: super::definitions::pi_definition("find"),
+        }
+    }
+}
+
+impl Default for FindTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl Tool for FindTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Operation aborted"));
+        }
+        let pattern = args
+            .get("pattern")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let path = args
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_f64)
+            .unwrap_or(DEFAULT_LIMIT);
+        let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
+        let work = tokio::task::spawn_blocking(move || find(&pattern, &abs, limit));
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
+            joined = work => joined.map_err(|e| ToolError::new(format!("find task failed: {e}")))?,
+        }
+    }
+}
+
+/// fd's `--max-results` as clap would parse `String(limit)`: `None` means no limit (0).
+fn parse_max_results(limit: f64) -> Result<Option<usize>, String> {
+    let text = js_number(limit);
+    if limit < 0.0 && limit.fract() == 0.0 {
+        return Err(format!(
+            "error: unexpected argument '{text}' found\n\n  tip: to pass '{text}' as a value, use '-- {text}'\n\nUsage: fd [OPTIONS] [pattern] [path]...\n\nFor more information, try '--help'."
+        ));
+    }
+    if limit.fract() != 0.0 || !(0.0..1.8e19).contains(&limit) {
+        return Err(format!(
+            "error: invalid value '{text}' for '--max-results <count>': invalid digit found in string\n\nFor more information, try '--help'."
+        ));
+    }
+    Ok((limit > 0.0).then_some(limit as usize))
+}
+
+/// What fd prints on stdout, one absolute path per line (directories with a trailing `/`),
+/// or the error text it prints on stderr.
+fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<String, String> {
+    if !search.is_dir() {
+        return Err(format!(
+            "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+            search.display()
+        ));
+    }
+    // Pi's pattern handling.
+    let full_path = pattern.contains('/');
+    let pattern = if full_path
+        && !(pattern.starts_with('/') || pattern.starts_with("**/") || pattern == "**")
+    {
+        format!("**/{pattern}")
+    } else {
+        pattern.to_owned()
+    };
+    let matcher = if pattern.is_empty() {
+        None
+    } else {
+        // fd's smart case: case-insensitive unless the pattern has an uppercase character.
+        let case_sensitive = pattern.chars().any(char::is_uppercase);
+        let glob = GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .case_insensitive(!case_sensitive)
+            .build()
+            .map_err(|e| format!("[fd error]: {e}"))?;
+        Some(glob.compile_matcher())
+    };
+
+    let mut builder = WalkBuilder::new(search);
+    builder
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        // The host's global gitignore would make results depend on the machine.
+        .git_global(false)
+        .require_git(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(".fdignore")
+        // fd >= 9 treats `.git/` as always ignored.
+        .filter_entry(|e| !(e.file_name() == ".git" && e.file_type().is_some_and(|t| t.is_dir())));
+
+    let mut found: Vec<String> = Vec::new();
+    for entry in builder.build().filter_map(Result::ok) {
+        if entry.depth() == 0 {
+            continue;
+        }
+        let is_match = match &matcher {
+            None => true,
+            Some(m) if full_path => m.is_match(entry.path()),
+            Some(m) => m.is_match(Path::new(entry.file_name())),
+        };
+        if !is_match {
+            continue;
+        }
+        let mut line = entry.path().to_string_lossy().into_owned();
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            line.push('/');
+        }
+        found.push(line);
+    }
+    found.sort();
+    if let Some(max) = max_results {
+        found.truncate(max);
+    }
+    Ok(found.join("\n"))
+}
+
+fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
+    let max_results = parse_max_results(limit).map_err(ToolError::new)?;
+    let stdout = run_fd(pattern, search, max_results).map_err(ToolError::new)?;
+
+    // Pi's processing of fd's lines.
+    let search_text = search.to_string_lossy();
+    let mut relativized: Vec<String> = Vec::new();
+    for raw in stdout.split('\n') {
+        let line = raw.strip_suffix('\r').unwrap_or(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        let had_trailing_slash = line.ends_with('/');
+        let mut relative = if line.starts_with(search_text.as_ref()) {
+            line.get(search_text.len() + 1..).unwrap_or("").to_owned()
+        } else {
+            line.to_owned()
+        };
+        if had_trailing_slash && !relative.ends_with('/') {
+            relative.push('/');
+        }
+        relativized.push(relative);
+    }
+    if relativized.is_empty() {
+        return Ok(ToolOutput::text("No files found matching pattern"));
+    }
+
+    let result_limit_reached = relativized.len() as f64 >= limit;
+    let tr = truncate_head(&relativized.join("\n"), MAX_SAFE_INTEGER, DEFAULT_MAX_BYTES);
+    let mut output = tr.content.clone();
+    let mut details = Map::new();
+    let mut notices = Vec::new();
+    if result_limit_reached {
+        notices.push(format!(
+            "{} results limit reached. Use limit={} for more, or refine pattern",
+            js_number(limit),
+            js_number(limit * 2.0)
+        ));
+        details.insert("resultLimitReached".into(), js_json_number(limit));
+    }
+    if tr.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), json!(tr));
+    }
+    if !notices.is_empty() {
+        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    Ok(ToolOutput {
+        content: vec![Content::text(output)],
+        details: (!details.is_empty()).then_some(Value::Object(details)),
+        edit: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use tempfile::TempDir;
+
+    fn tree(files: &[&str]) -> TempDir {
+        let dir = TempDir::new().unwrap();
+        for f in files {
+            let p = dir.path().join(f);
+            if let Some(d) = f.strip_suffix('/') {
+                std::fs::create_dir_all(dir.path().join(d)).unwrap();
+            } else {
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, "x").unwrap();
+            }
+        }
+        dir
+    }
+
+    async fn run(dir: &Path, args: Value) -> Result<ToolOutput, ToolError> {
+        FindTool::new().execute(args, &ToolContext::new(dir)).await
+    }
+
+    async fn text(dir: &Path, args: Value) -> String {
+        run(dir, args).await.unwrap().content[0]
+            .as_text()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn basename_glob_hidden_included_sorted() {
+        let dir = tree(&[
+            "b.ts",
+            "a.ts",
+            "src/c.ts",
+            ".hidden/d.ts",
+            "e.js",
+            "src/F.TS",
+        ]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*.ts"})).await,
+            ".hidden/d.ts\na.ts\nb.ts\nsrc/F.TS\nsrc/c.ts"
+        );
+        // An uppercase character makes the match case-sensitive (fd's smart case).
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*.TS"})).await,
+            "src/F.TS"
+        );
+    }
+
+    #[tokio::test]
+    async fn directories_get_a_trailing_slash_and_git_is_excluded() {
+        let dir = tree(&["src/lib/x.rs", ".git/config", ".github/ci.yml"]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*"})).await,
+            ".github/\n.github/ci.yml\nsrc/\nsrc/lib/\nsrc/lib/x.rs"
+        );
+    }
+
+    #[tokio::test]
+    async fn gitignore_is_honoured_outside_git_repos() {
+        let dir = tree(&[
+            ".gitignore",
+            "keep.txt",
+            "build/out.txt",
+            "skip.log",
+            ".fdignore",
+            "secret.txt",
+        ]);
+        std::fs::write(dir.path().join(".gitignore"), "build/\n*.log\n").unwrap();
+        std::fs::write(dir.path().join(".fdignore"), "secret.txt\n").unwrap();
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*"})).await,
+            ".fdignore\n.gitignore\nkeep.txt"
+        );
+    }
+
+    #[tokio::test]
+    async fn patterns_with_a_slash_match_the_full_path() {
+        let dir = tree(&[
+            "src/a.spec.ts",
+            "src/deep/b.spec.ts",
+            "lib/c.spec.ts",
+            "src/d.ts",
+        ]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "src/**/*.spec.ts"})).await,
+            "src/a.spec.ts\nsrc/deep/b.spec.ts"
+        );
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "src/*.ts"})).await,
+            "src/a.spec.ts\nsrc/d.ts"
+        );
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "**/*.json"})).await,
+            "No files found matching pattern"
+        );
+    }
+
+    #[tokio::test]
+    async fn search_path_argument_and_relative_output() {
+        let dir = tree(&["src/a.rs", "src/sub/b.rs", "c.rs"]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*.rs", "path": "src"})).await,
+            "a.rs\nsub/b.rs"
+        );
+    }
+
+    #[tokio::test]
+    async fn result_limit_notice_even_at_exactly_the_limit() {
+        let dir = tree(&["a.txt", "b.txt", "c.txt"]);
+        let out = run(dir.path(), json!({"pattern": "*.txt", "limit": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content[0].as_text().unwrap(),
+            "a.txt\nb.txt\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]"
+        );
+        assert_eq!(out.details, Some(json!({"resultLimitReached": 2})));
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "*.txt", "limit": 3})).await,
+            "a.txt\nb.txt\nc.txt\n\n[3 results limit reached. Use limit=6 for more, or refine pattern]"
+        );
+        let out = run(dir.path(), json!({"pattern": "*.txt", "limit": 4}))
+            .await
+            .unwrap();
+        assert_eq!(out, ToolOutput::text("a.txt\nb.txt\nc.txt"));
+    }
+
+    #[tokio::test]
+    async fn byte_limit_notice() {
+        let names: Vec<String> = (0..300)
+            .map(|i| format!("{i:03}{}.txt", "n".repeat(200)))
+            .collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let dir = tree(&refs);
+        let out = run(dir.path(), json!({"pattern": "*.txt"})).await.unwrap();
+        let t = out.content[0].as_text().unwrap();
+        assert!(t.ends_with("\n\n[50.0KB limit reached]"));
+        let details = out.details.unwrap();
+        assert_eq!(details["truncation"]["truncatedBy"], "bytes");
+        assert!(details.get("resultLimitReached").is_none());
+    }
+
+    #[tokio::test]
+    async fn missing_directory_is_fds_error() {
+        let dir = tree(&["f.txt"]);
+        let nope = dir.path().join("nope");
+        assert_eq!(
+            run(dir.path(), json!({"pattern": "*", "path": "nope"}))
+                .await
+                .unwrap_err()
+                .message,
+            format!(
+                "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
+                nope.display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_glob_and_bad_limit_are_errors() {
+        let dir = tree(&["f.txt"]);
+        let e = run(dir.path(), json!({"pattern": "[a"})).await.unwrap_err();
+        assert!(
+            e.message.starts_with("[fd error]: error parsing glob '[a'"),
+            "{}",
+            e.message
+        );
+        let e = run(dir.path(), json!({"pattern": "*", "limit": 1.5}))
+            .await
+            .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("error: invalid value '1.5' for '--max-results <count>'")
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_pattern_matches_everything() {
+        let dir = tree(&["a", "d/"]);
+        assert_eq!(text(dir.path(), json!({"pattern": ""})).await, "a\nd/");
+    }
+}

@@ -1,1 +1,288 @@
-//! `ls`: Pi's ls tool (spec section 5).
+//! `ls`: Pi's ls tool (spec section 5): one directory, dotfiles included, sorted with ICU root
+//! collation of the lower-cased names (JS `localeCompare`), `/` after directories, broken
+//! symlinks dropped, an entry limit and the 50 KB byte limit. Depends only on the tool seams.
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use async_trait::async_trait;
+use icu_collator::CollatorBorrowed;
+use icu_collator::options::CollatorOptions;
+use serde_json::{Map, Value, json};
+
+use super::path::{node_fs_error, resolve_to_cwd};
+use super::truncate::{
+    DEFAULT_MAX_BYTES, MAX_SAFE_INTEGER, format_size, js_json_number, js_number, truncate_head,
+};
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+
+/// Pi's default entry limit.
+pub const DEFAULT_LIMIT: f64 = 500.0;
+
+/// Pi's `ls` tool.
+pub struct LsTool {
+    definition: ToolDefinition,
+}
+
+impl LsTool {
+    pub fn new() -> Self {
+        LsTool {
+            definition: super::definitions::pi_definition("ls"),
+        }
+    }
+}
+
+impl Default for LsTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl Tool for LsTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Operation aborted"));
+        }
+        let path = args
+            .get("path")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(".");
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_f64)
+            .unwrap_or(DEFAULT_LIMIT);
+        let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
+        let work = tokio::task::spawn_blocking(move || list(&abs, limit));
+        tokio::select! {
+            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
+            joined = work => joined.map_err(|e| ToolError::new(format!("ls task failed: {e}")))?,
+        }
+    }
+}
+
+/// JS `a.toLowerCase().localeCompare(b.toLowerCase())` with ICU's root collation.
+pub fn compare_names(collator: &CollatorBorrowed<'static>, a: &str, b: &str) -> Ordering {
+    collator.compare(&a.to_lowercase(), &b.to_lowercase())
+}
+
+fn collator() -> CollatorBorrowed<'static> {
+    CollatorBorrowed::try_new(Default::default(), CollatorOptions::default())
+        .expect("ICU root collation data is compiled in")
+}
+
+fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
+    let shown = abs.display();
+    let meta = std::fs::metadata(abs).map_err(|_| format!("Path not found: {shown}"))?;
+    if !meta.is_dir() {
+        return Err(format!("Not a directory: {shown}").into());
+    }
+    let read = std::fs::read_dir(abs).map_err(|e| {
+        format!(
+            "Cannot read directory: {}",
+            node_fs_error(&e, "scandir", Some(abs))
+        )
+    })?;
+    // readdir order, then a stable sort: ties keep the order the OS listed them in, as in JS.
+    let mut names: Vec<String> = read
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let collator = collator();
+    names.sort_by(|a, b| compare_names(&collator, a, b));
+
+    let mut results: Vec<String> = Vec::new();
+    let mut entry_limit_reached = false;
+    for name in &names {
+        if results.len() as f64 >= limit {
+            entry_limit_reached = true;
+            break;
+        }
+        // stat follows symlinks; entries whose stat fails (broken links) are skipped.
+        let Ok(meta) = std::fs::metadata(abs.join(name)) else {
+            continue;
+        };
+        results.push(if meta.is_dir() {
+            format!("{name}/")
+        } else {
+            name.clone()
+        });
+    }
+    if results.is_empty() {
+        return Ok(ToolOutput::text("(empty directory)"));
+    }
+
+    let tr = truncate_head(&results.join("\n"), MAX_SAFE_INTEGER, DEFAULT_MAX_BYTES);
+    let mut output = tr.content.clone();
+    let mut details = Map::new();
+    let mut notices = Vec::new();
+    if entry_limit_reached {
+        notices.push(format!(
+            "{} entries limit reached. Use limit={} for more",
+            js_number(limit),
+            js_number(limit * 2.0)
+        ));
+        details.insert("entryLimitReached".into(), js_json_number(limit));
+    }
+    if tr.truncated {
+        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
+        details.insert("truncation".into(), json!(tr));
+    }
+    if !notices.is_empty() {
+        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    Ok(ToolOutput {
+        content: vec![super::Content::text(output)],
+        details: (!details.is_empty()).then_some(Value::Object(details)),
+        edit: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use tempfile::TempDir;
+
+    async fn run(dir: &Path, args: Value) -> Result<ToolOutput, ToolError> {
+        LsTool::new().execute(args, &ToolContext::new(dir)).await
+    }
+
+    async fn text(dir: &Path, args: Value) -> String {
+        run(dir, args).await.unwrap().content[0]
+            .as_text()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn pi_verified_collation_order() {
+        let dir = TempDir::new().unwrap();
+        let p = dir.path();
+        for f in [
+            "_under.txt",
+            ".gitignore",
+            "10.txt",
+            "9.txt",
+            "alpha.txt",
+            "Beta.txt",
+            "long.txt",
+            "README.md",
+            "Zeta.txt",
+        ] {
+            std::fs::write(p.join(f), "x").unwrap();
+        }
+        for d in [".hidden", "ignored", "src"] {
+            std::fs::create_dir(p.join(d)).unwrap();
+        }
+        let out = run(p, json!({})).await.unwrap();
+        assert_eq!(
+            out,
+            ToolOutput::text(
+                "_under.txt\n.gitignore\n.hidden/\n10.txt\n9.txt\nalpha.txt\nBeta.txt\nignored/\nlong.txt\nREADME.md\nsrc/\nZeta.txt"
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn collation_matches_pi_on_punctuation_digits_and_unicode() {
+        // Expected order produced by Pi 0.73.1's ls on the same names (node 22, ICU root).
+        let expected = "-dash\n'q\n(paren\n[br\n{cu\n@at\n#x\n`bt\n+plus\n=eq\n~x\n💡\n$d\n1_\n1-\n1.txt\n10\nA\nä\na b\na_b\na-b\na.b\na1\na10\na2\nab\né\nñ\nZ\nΩ\n日本";
+        let dir = TempDir::new().unwrap();
+        for name in expected.split('\n') {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(text(dir.path(), json!({})).await, expected);
+    }
+
+    #[tokio::test]
+    async fn symlinks_are_followed_and_broken_ones_dropped() {
+        let dir = TempDir::new().unwrap();
+        let p = dir.path();
+        std::fs::create_dir(p.join("real")).unwrap();
+        std::os::unix::fs::symlink("real", p.join("link")).unwrap();
+        std::os::unix::fs::symlink("missing", p.join("broken")).unwrap();
+        assert_eq!(text(p, json!({})).await, "link/\nreal/");
+    }
+
+    #[tokio::test]
+    async fn entry_limit_semantics() {
+        let dir = TempDir::new().unwrap();
+        let p = dir.path();
+        for f in ["a", "b", "c"] {
+            std::fs::write(p.join(f), "").unwrap();
+        }
+        let out = run(p, json!({"limit": 2})).await.unwrap();
+        assert_eq!(
+            out.content[0].as_text().unwrap(),
+            "a\nb\n\n[2 entries limit reached. Use limit=4 for more]"
+        );
+        assert_eq!(out.details, Some(json!({"entryLimitReached": 2})));
+        // Exactly `limit` entries: no notice.
+        assert_eq!(
+            run(p, json!({"limit": 3})).await.unwrap(),
+            ToolOutput::text("a\nb\nc")
+        );
+        // limit 0: empty.
+        assert_eq!(text(p, json!({"limit": 0})).await, "(empty directory)");
+        // A broken link after the limit still counts as "another entry".
+        std::os::unix::fs::symlink("nowhere", p.join("d")).unwrap();
+        assert_eq!(
+            text(p, json!({"limit": 3})).await,
+            "a\nb\nc\n\n[3 entries limit reached. Use limit=6 for more]"
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_directory_and_errors() {
+        let dir = TempDir::new().unwrap();
+        let p = dir.path();
+        std::fs::create_dir(p.join("empty")).unwrap();
+        std::fs::write(p.join("file.txt"), "").unwrap();
+        assert_eq!(text(p, json!({"path": "empty"})).await, "(empty directory)");
+        let e = run(p, json!({"path": "nope"})).await.unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("Path not found: {}", p.join("nope").display())
+        );
+        let e = run(p, json!({"path": "file.txt"})).await.unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("Not a directory: {}", p.join("file.txt").display())
+        );
+    }
+
+    #[tokio::test]
+    async fn byte_limit_notice_joins_with_entry_notice() {
+        let dir = TempDir::new().unwrap();
+        let p = dir.path();
+        // 300 names of 200 bytes: 60300 bytes > 51200.
+        for i in 0..300 {
+            std::fs::write(p.join(format!("{i:03}{}", "n".repeat(197))), "").unwrap();
+        }
+        let out = run(p, json!({"limit": 299})).await.unwrap();
+        let t = out.content[0].as_text().unwrap();
+        assert!(
+            t.ends_with(
+                "\n\n[299 entries limit reached. Use limit=598 for more. 50.0KB limit reached]"
+            ),
+            "{}",
+            &t[t.len() - 120..]
+        );
+        // 255 lines of 200 bytes + newlines = 51254 > 51200: 254 fit.
+        let body = t.split("\n\n[").next().unwrap();
+        assert_eq!(body.split('\n').count(), 254);
+        let details = out.details.unwrap();
+        let keys: Vec<&String> = details.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["entryLimitReached", "truncation"]);
+        assert_eq!(
+            details["truncation"]["maxLines"],
+            json!(9_007_199_254_740_991u64)
+        );
+    }
+}

@@ -1,1 +1,214 @@
-//! `write`: Pi's write tool (spec section 2).
+//! `write`: Pi's write tool (spec section 2): `mkdir -p` the parent, overwrite the file (through
+//! symlinks), report the content's UTF-16 length as "bytes". Runs in the per-file mutation queue
+//! so writes and edits to one file apply in call order. Depends only on the tool seams.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::path::{node_fs_error, resolve_to_cwd};
+use super::truncate::utf16_len;
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+
+/// Pi's `write` tool.
+pub struct WriteTool {
+    definition: ToolDefinition,
+}
+
+impl WriteTool {
+    pub fn new() -> Self {
+        WriteTool {
+            definition: super::definitions::pi_definition("write"),
+        }
+    }
+}
+
+impl Default for WriteTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl Tool for WriteTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Operation aborted"));
+        }
+        let path = args
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let content = args
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let abs = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        // Take the queue place now, before any await, so same-file calls keep call order.
+        let target = abs.clone();
+        let queued = ctx.queue.run(&abs, async move {
+            tokio::task::spawn_blocking(move || write_file(&target, &content))
+                .await
+                .map_err(|e| ToolError::new(format!("write task failed: {e}")))?
+        });
+        let units = tokio::select! {
+            _ = ctx.cancel.cancelled() => return Err(ToolError::new("Operation aborted")),
+            written = queued => written?,
+        };
+        Ok(ToolOutput::text(format!(
+            "Successfully wrote {units} bytes to {path}"
+        )))
+    }
+}
+
+/// `mkdir(dirname, {recursive: true})` then `writeFile`; returns the content's UTF-16 length.
+fn write_file(abs: &PathBuf, content: &str) -> Result<usize, ToolError> {
+    if let Some(parent) = abs.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ToolError::new(node_fs_error(&e, "mkdir", Some(parent))))?;
+    }
+    std::fs::write(abs, content)
+        .map_err(|e| ToolError::new(node_fs_error(&e, "open", Some(abs))))?;
+    Ok(utf16_len(content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use tempfile::TempDir;
+
+    async fn run(ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
+        WriteTool::new().execute(args, ctx).await
+    }
+
+    #[tokio::test]
+    async fn creates_parents_and_reports_utf16_length() {
+        let dir = TempDir::new().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let out = run(
+            &ctx,
+            json!({"path": "sub/dir/new.txt", "content": "héllo 😀\n"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            out,
+            ToolOutput::text("Successfully wrote 9 bytes to sub/dir/new.txt")
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/dir/new.txt")).unwrap(),
+            "héllo 😀\n"
+        );
+        let out = run(&ctx, json!({"path": "e.txt", "content": "😀"}))
+            .await
+            .unwrap();
+        assert_eq!(out, ToolOutput::text("Successfully wrote 2 bytes to e.txt"));
+    }
+
+    #[tokio::test]
+    async fn overwrites_and_keeps_bytes_verbatim() {
+        let dir = TempDir::new().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "old content that is longer").unwrap();
+        let ctx = ToolContext::new(dir.path());
+        run(&ctx, json!({"path": "f.txt", "content": "\u{FEFF}a\r\nb"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("f.txt")).unwrap(),
+            "\u{FEFF}a\r\nb".as_bytes()
+        );
+    }
+
+    #[tokio::test]
+    async fn writes_through_symlinks() {
+        let dir = TempDir::new().unwrap();
+        std::fs::write(dir.path().join("target.txt"), "old").unwrap();
+        std::os::unix::fs::symlink("target.txt", dir.path().join("link.txt")).unwrap();
+        let ctx = ToolContext::new(dir.path());
+        run(&ctx, json!({"path": "link.txt", "content": "new"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("target.txt")).unwrap(),
+            "new"
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.path().join("link.txt"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[tokio::test]
+    async fn directory_target_is_eisdir_open() {
+        let dir = TempDir::new().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let e = run(&ctx, json!({"path": "sub", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "EISDIR: illegal operation on a directory, open '{}'",
+                dir.path().join("sub").display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn parent_is_a_file_is_enotdir_mkdir() {
+        let dir = TempDir::new().unwrap();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let e = run(&ctx, json!({"path": "file/sub/x.txt", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "ENOTDIR: not a directory, mkdir '{}'",
+                dir.path().join("file/sub").display()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn same_file_writes_apply_in_call_order() {
+        let dir = TempDir::new().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        let tool = WriteTool::new();
+        let calls: Vec<_> = (0..20)
+            .map(|i| tool.execute(json!({"path": "f.txt", "content": format!("v{i}")}), &ctx))
+            .collect();
+        for out in futures::future::join_all(calls).await {
+            out.unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+            "v19"
+        );
+    }
+
+    #[tokio::test]
+    async fn aborted_before_start() {
+        let dir = TempDir::new().unwrap();
+        let ctx = ToolContext::new(dir.path());
+        ctx.cancel.cancel();
+        let e = run(&ctx, json!({"path": "a.txt", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.message, "Operation aborted");
+        assert!(!dir.path().join("a.txt").exists());
+    }
+}

@@ -1,4 +1,9 @@
-//! The integration-test binary: one submodule per area.
+//! The integration tests: one binary, one submodule per area.
 
+mod cassettes;
+mod cli_tool;
+mod edit;
+mod providers;
 mod reports;
+mod run;
 mod tasks;

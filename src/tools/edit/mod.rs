@@ -1,16 +1,356 @@
 //! `edit`: Pi's edit tool (spec section 3), with the matcher behind [`EditStrategy`].
+//!
+//! The tool does what Pi's `execute` does around the matcher: `prepareArguments`,
+//! `validateEditInput`, path resolution, the per-file mutation queue, the access check, reading,
+//! the BOM, line-ending detection and restoration, writing, the success text and `details`
+//! (`{diff, firstChangedLine}`). Where the edits land is up to the strategy in
+//! [`ToolContext::edit_strategy`]; [`PiStrategy`] is Pi's own matching. Every result carries an
+//! [`EditReport`] for scoring.
+//!
+//! Depends only on the shared tool types (`tools`), never on the agent loop or the providers.
 
-/// How an edit call's `oldText`s are located in the file. `pi` (exact, then fuzzy) is the default.
-pub trait EditStrategy: Send + Sync {
-    /// The strategy's name as users select it (`pi`, `exact`, ...).
-    fn name(&self) -> &'static str;
+mod diff;
+mod normalize;
+mod strategy;
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+
+pub use diff::{CONTEXT_LINES, DiffString, generate_diff_string};
+pub use normalize::{
+    LineEnding, detect_line_ending, normalize_for_fuzzy_match, normalize_to_lf,
+    restore_line_endings, strip_bom,
+};
+pub use strategy::{
+    Applied, EditStrategy, ExactStrategy, Miss, PiStrategy, Replacement, failure_message,
+    strategy_by_name, strategy_names,
+};
+
+use super::definitions::pi_definition;
+use super::{
+    Content, EditFailure, EditReport, MatchTier, Tool, ToolContext, ToolDefinition, ToolError,
+    ToolOutput,
+};
+
+/// Pi's `edit` tool.
+pub struct EditTool {
+    definition: ToolDefinition,
 }
 
-/// Pi's matching: exact first, then fuzzy in normalised space.
-pub struct PiStrategy;
-
-impl EditStrategy for PiStrategy {
-    fn name(&self) -> &'static str {
-        "pi"
+impl EditTool {
+    /// The tool with Pi's definition.
+    pub fn new() -> Self {
+        EditTool {
+            definition: pi_definition("edit"),
+        }
     }
 }
+
+impl Default for EditTool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Pi's `prepareEditArguments`: `edits` sent as a JSON string is parsed (replaced in place when
+/// it is an array), and the legacy top-level `oldText`/`newText` pair is appended to `edits`.
+pub fn prepare_edit_arguments(args: Value) -> Value {
+    let Value::Object(mut map) = args else {
+        return args;
+    };
+    if let Some(Value::String(text)) = map.get("edits")
+        && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(text)
+    {
+        // An existing key keeps its position, as a JS property assignment does.
+        map.insert("edits".to_owned(), parsed);
+    }
+    let legacy = matches!(
+        (map.get("oldText"), map.get("newText")),
+        (Some(Value::String(_)), Some(Value::String(_)))
+    );
+    if !legacy {
+        return Value::Object(map);
+    }
+    let old_text = map.shift_remove("oldText").unwrap_or_default();
+    let new_text = map.shift_remove("newText").unwrap_or_default();
+    let mut edits = match map.get("edits") {
+        Some(Value::Array(items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    let mut pair = Map::new();
+    pair.insert("oldText".to_owned(), old_text);
+    pair.insert("newText".to_owned(), new_text);
+    edits.push(Value::Object(pair));
+    map.insert("edits".to_owned(), Value::Array(edits));
+    Value::Object(map)
+}
+
+#[async_trait]
+impl Tool for EditTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Value {
+        prepare_edit_arguments(args)
+    }
+
+    async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let strategy = Arc::clone(&ctx.edit_strategy);
+        let reporter = Reporter {
+            strategy: strategy.name(),
+        };
+        // validateEditInput runs before the queue.
+        let edits = match args.get("edits") {
+            Some(Value::Array(items)) if !items.is_empty() => items,
+            _ => {
+                return Err(reporter.fail(
+                    failure_message(&EditFailure::NoEdits, 0, ""),
+                    Vec::new(),
+                    EditFailure::NoEdits,
+                ));
+            }
+        };
+        let Some(path) = args.get("path").and_then(Value::as_str).map(str::to_owned) else {
+            return Err(reporter.fail(
+                "Edit tool input is invalid. path must be a string.",
+                Vec::new(),
+                EditFailure::InvalidArguments,
+            ));
+        };
+        let edits = match parse_edits(edits) {
+            Ok(edits) => edits,
+            Err(message) => {
+                return Err(reporter.fail(message, Vec::new(), EditFailure::InvalidArguments));
+            }
+        };
+        let abs = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        let cancel = ctx.cancel.clone();
+        // The queue place is taken here, synchronously, so calls apply in call order.
+        let key = abs.clone();
+        let queued = ctx.queue.run(&key, async move {
+            if cancel.is_cancelled() {
+                return Err(reporter.aborted());
+            }
+            let job_cancel = cancel.clone();
+            let job = tokio::task::spawn_blocking(move || {
+                edit_file(
+                    &abs,
+                    &path,
+                    &edits,
+                    strategy.as_ref(),
+                    &job_cancel,
+                    reporter,
+                )
+            });
+            tokio::select! {
+                biased;
+                joined = job => joined.unwrap_or_else(|e| {
+                    Err(reporter.fail(format!("edit failed: {e}"), Vec::new(), EditFailure::File))
+                }),
+                () = cancel.cancelled() => Err(reporter.aborted()),
+            }
+        });
+        queued.await
+    }
+}
+
+/// Builds the [`EditReport`] of a call.
+#[derive(Clone, Copy)]
+struct Reporter {
+    strategy: &'static str,
+}
+
+impl Reporter {
+    fn report(self, tiers: Vec<MatchTier>, failure: Option<EditFailure>) -> EditReport {
+        EditReport {
+            strategy: self.strategy.to_owned(),
+            tiers,
+            failure,
+        }
+    }
+
+    fn fail(
+        self,
+        message: impl Into<String>,
+        tiers: Vec<MatchTier>,
+        failure: EditFailure,
+    ) -> ToolError {
+        ToolError {
+            message: message.into(),
+            edit: Some(self.report(tiers, Some(failure))),
+        }
+    }
+
+    /// An aborted call: no edit was attempted, so the report has no failure kind.
+    fn aborted(self) -> ToolError {
+        ToolError {
+            message: "Operation aborted".to_owned(),
+            edit: Some(self.report(Vec::new(), None)),
+        }
+    }
+}
+
+/// The edits as the strategy gets them, both texts LF-normalised. Items that are not
+/// `{oldText: string, newText: string}` only get here when validation was bypassed.
+fn parse_edits(items: &[Value]) -> Result<Vec<Replacement>, String> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let text = |key: &str| item.get(key).and_then(Value::as_str);
+            match (text("oldText"), text("newText")) {
+                (Some(old), Some(new)) => Ok(Replacement::new(
+                    normalize_to_lf(old).into_owned(),
+                    normalize_to_lf(new).into_owned(),
+                )),
+                _ => Err(format!(
+                    "Edit tool input is invalid. edits[{i}] must have string oldText and newText."
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Everything after the queue: access, read, match, write, diff. Blocking.
+fn edit_file(
+    abs: &Path,
+    path: &str,
+    edits: &[Replacement],
+    strategy: &dyn EditStrategy,
+    cancel: &tokio_util::sync::CancellationToken,
+    reporter: Reporter,
+) -> Result<ToolOutput, ToolError> {
+    let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
+    use nix::unistd::{AccessFlags, access};
+    if let Err(errno) = access(abs, AccessFlags::R_OK | AccessFlags::W_OK) {
+        return Err(file_error(format!(
+            "Could not edit file: {path}. Error code: {errno:?}."
+        )));
+    }
+    let raw = read_file(abs).map_err(file_error)?;
+    let (bom, content) = strip_bom(&raw);
+    let ending = detect_line_ending(content);
+    let content = normalize_to_lf(content);
+
+    let applied = strategy.apply(&content, edits).map_err(|miss| {
+        reporter.fail(
+            failure_message(&miss.failure, edits.len(), path),
+            miss.tiers,
+            miss.failure,
+        )
+    })?;
+
+    if cancel.is_cancelled() {
+        return Err(reporter.aborted());
+    }
+    let restored = restore_line_endings(&applied.new_content, ending);
+    let mut bytes = Vec::with_capacity(bom.len() + restored.len());
+    bytes.extend_from_slice(bom.as_bytes());
+    bytes.extend_from_slice(restored.as_bytes());
+    std::fs::write(abs, &bytes).map_err(|e| file_error(node_error(&e, "open", Some(abs))))?;
+
+    let diff = generate_diff_string(&applied.base, &applied.new_content, CONTEXT_LINES);
+    let mut details = Map::new();
+    details.insert("diff".to_owned(), Value::String(diff.diff));
+    if let Some(line) = diff.first_changed_line {
+        details.insert("firstChangedLine".to_owned(), Value::from(line));
+    }
+    Ok(ToolOutput {
+        content: vec![Content::text(format!(
+            "Successfully replaced {} block(s) in {path}.",
+            edits.len()
+        ))],
+        details: Some(Value::Object(details)),
+        edit: Some(reporter.report(applied.tiers, None)),
+    })
+}
+
+/// `readFile(abs).toString("utf-8")`: invalid UTF-8 becomes U+FFFD; errors read like Node's.
+fn read_file(abs: &Path) -> Result<String, String> {
+    let mut file = std::fs::File::open(abs).map_err(|e| node_error(&e, "open", Some(abs)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| node_error(&e, "read", None))?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
+/// A Node fs error message: `CODE: description, syscall 'path'` (libuv's descriptions).
+fn node_error(err: &std::io::Error, syscall: &str, path: Option<&Path>) -> String {
+    let Some(raw) = err.raw_os_error() else {
+        return err.to_string();
+    };
+    let errno = nix::errno::Errno::from_raw(raw);
+    let description = match errno {
+        nix::errno::Errno::ENOENT => "no such file or directory".to_owned(),
+        nix::errno::Errno::EACCES => "permission denied".to_owned(),
+        nix::errno::Errno::EISDIR => "illegal operation on a directory".to_owned(),
+        nix::errno::Errno::ENOTDIR => "not a directory".to_owned(),
+        nix::errno::Errno::EPERM => "operation not permitted".to_owned(),
+        nix::errno::Errno::EROFS => "read-only file system".to_owned(),
+        nix::errno::Errno::ENOSPC => "no space left on device".to_owned(),
+        nix::errno::Errno::EBUSY => "resource busy or locked".to_owned(),
+        nix::errno::Errno::ETXTBSY => "text file is busy".to_owned(),
+        nix::errno::Errno::ELOOP => "too many symbolic links encountered".to_owned(),
+        nix::errno::Errno::ENAMETOOLONG => "name too long".to_owned(),
+        nix::errno::Errno::EMFILE => "too many open files".to_owned(),
+        nix::errno::Errno::EIO => "i/o error".to_owned(),
+        nix::errno::Errno::EFBIG => "file too large".to_owned(),
+        nix::errno::Errno::EINVAL => "invalid argument".to_owned(),
+        other => other.desc().to_lowercase(),
+    };
+    match path {
+        Some(path) => format!("{errno:?}: {description}, {syscall} '{}'", path.display()),
+        None => format!("{errno:?}: {description}, {syscall}"),
+    }
+}
+
+/// Pi's `resolveToCwd` (spec section 0): one leading `@` removed, special spaces to ASCII, `~`
+/// and `~/` expanded to `home`, absolute paths kept as they are, relative ones resolved against
+/// `cwd` with `.` and `..` folded.
+// TODO(lead): switch to `tools::path` once it lands; this is the same algorithm.
+fn resolve_to_cwd(path: &str, cwd: &Path, home: &Path) -> PathBuf {
+    let path = path.strip_prefix('@').unwrap_or(path);
+    let path: String = path
+        .chars()
+        .map(|c| match c {
+            '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect();
+    let expanded = if path == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        let mut joined = OsString::from(home.as_os_str());
+        joined.push("/");
+        joined.push(rest);
+        PathBuf::from(joined)
+    } else {
+        PathBuf::from(path)
+    };
+    if expanded.is_absolute() {
+        return expanded;
+    }
+    let mut resolved = PathBuf::new();
+    for component in cwd.join(&expanded).components() {
+        match component {
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    resolved
+}
+
+#[cfg(test)]
+mod tests;

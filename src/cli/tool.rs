@@ -1,0 +1,241 @@
+//! `harness tool` (run one tool call, or a batch from stdin) and `harness tools` (list the
+//! definitions). A thin shell over [`crate::tools::ToolSet::call`]: what a call prints is what the
+//! agent loop would get, as Pi's result shape `{"isError", "content", "details"}`.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{exit, internal_error, usage_error};
+use crate::tools::edit::{EditStrategy, strategy_by_name, strategy_names};
+use crate::tools::registry::all_tool_names;
+use crate::tools::{ToolContext, ToolResult, ToolSet, ToolSetSpec};
+
+/// Arguments of `harness tool`.
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// The tool to run: read, bash, edit, write, grep, find or ls (not with --batch).
+    #[arg(required_unless_present = "batch", conflicts_with = "batch")]
+    pub name: Option<String>,
+
+    /// The call's arguments, a JSON object.
+    #[arg(long, default_value = "{}", conflicts_with = "batch")]
+    pub args: String,
+
+    /// The working directory relative paths resolve against [default: the current directory].
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+
+    /// How edit locates its oldText: pi (exact, then fuzzy) or exact.
+    #[arg(long, default_value = "pi")]
+    pub edit_strategy: String,
+
+    /// Also print the harness-only telemetry (`edit`: match tiers and failure kind).
+    #[arg(long)]
+    pub telemetry: bool,
+
+    /// Where bash saves the full output of truncated commands [default: the system temp dir].
+    #[arg(long)]
+    pub temp_dir: Option<PathBuf>,
+
+    /// Read JSON lines `{"tool": NAME, "cwd": DIR, "args": {...}}` from stdin and print one result
+    /// line for each, in order.
+    #[arg(long)]
+    pub batch: bool,
+}
+
+/// Arguments of `harness tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Which tools: coding (Pi's default), readonly, all, or comma-separated names.
+    #[arg(long, default_value = "all")]
+    pub set: String,
+}
+
+/// `harness tool`: runs the call(s) and prints the result(s); a tool error still exits 0.
+pub fn run_tool(args: ToolArgs) -> ExitCode {
+    let strategy = match edit_strategy(&args.edit_strategy) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let default_cwd = match &args.cwd {
+        Some(cwd) => cwd.clone(),
+        None => match std::env::current_dir() {
+            Ok(cwd) => cwd,
+            Err(e) => return internal_error(&format!("failed to read the current directory: {e}")),
+        },
+    };
+    let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return internal_error(&format!("failed to start the async runtime: {e}")),
+    };
+    let settings = Settings {
+        strategy,
+        temp_dir: args.temp_dir.clone(),
+        telemetry: args.telemetry,
+    };
+    if args.batch {
+        return runtime.block_on(run_batch(&tools, &default_cwd, &settings));
+    }
+
+    let name = args.name.as_deref().unwrap_or_default();
+    if !all_tool_names().contains(&name) {
+        return usage_error(
+            &format!("unknown tool `{name}`"),
+            &format!("valid tools: {}", all_tool_names().join(", ")),
+        );
+    }
+    let call_args: Value = match serde_json::from_str(&args.args) {
+        Ok(v) => v,
+        Err(e) => {
+            return usage_error(
+                &format!("--args is not valid JSON: {e}"),
+                "pass one JSON object, e.g. --args '{\"command\": \"ls\"}'",
+            );
+        }
+    };
+    if !default_cwd.is_dir() {
+        return usage_error(
+            &format!(
+                "working directory `{}` does not exist",
+                default_cwd.display()
+            ),
+            "pass an existing directory with --cwd",
+        );
+    }
+    let ctx = settings.context(&default_cwd);
+    let result = runtime.block_on(tools.call(name, call_args, &ctx));
+    match print_line(&settings.render(result)) {
+        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Err(e) => internal_error(&format!("failed to write the result: {e}")),
+    }
+}
+
+/// `harness tools`: prints `[{name, description, parameters}, ...]`.
+pub fn list_tools(args: ToolsArgs) -> ExitCode {
+    let spec = match args.set.parse::<ToolSetSpec>() {
+        Ok(spec) => spec,
+        Err(e) => {
+            return usage_error(
+                &format!("invalid --set `{}`: {e}", args.set),
+                "use coding, readonly, all, or a comma-separated list such as read,grep",
+            );
+        }
+    };
+    let tools = match ToolSet::new(&spec) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e.to_string(), "run `harness tools --set all`"),
+    };
+    let defs = serde_json::to_string_pretty(&tools.definitions()).expect("definitions serialise");
+    match print_line(&defs) {
+        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Err(e) => internal_error(&format!("failed to write the definitions: {e}")),
+    }
+}
+
+/// Settings shared by every call of one invocation.
+struct Settings {
+    strategy: Arc<dyn EditStrategy>,
+    temp_dir: Option<PathBuf>,
+    telemetry: bool,
+}
+
+impl Settings {
+    fn context(&self, cwd: &Path) -> ToolContext {
+        let mut ctx = ToolContext::new(cwd);
+        ctx.edit_strategy = self.strategy.clone();
+        if let Some(temp) = &self.temp_dir {
+            ctx.temp_dir = temp.clone();
+        }
+        ctx
+    }
+
+    /// One result as one JSON line; the `edit` telemetry only with `--telemetry`.
+    fn render(&self, mut result: ToolResult) -> String {
+        if !self.telemetry {
+            result.edit = None;
+        }
+        serde_json::to_string(&result).expect("results serialise")
+    }
+}
+
+/// The edit strategy called `name`.
+fn edit_strategy(name: &str) -> Result<Arc<dyn EditStrategy>, ExitCode> {
+    strategy_by_name(name).ok_or_else(|| {
+        usage_error(
+            &format!("unknown edit strategy `{name}`"),
+            &format!("valid strategies: {}", strategy_names().join(", ")),
+        )
+    })
+}
+
+/// One line of `harness tool --batch` input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchRequest {
+    tool: String,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default = "empty_object")]
+    args: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+/// An error line of a batch, in the result shape so every output line parses the same way.
+fn batch_error(line: usize, message: &str) -> String {
+    let result = ToolResult::error(crate::tools::ToolError::new(format!(
+        "line {line}: {message}"
+    )));
+    serde_json::to_string(&result).expect("results serialise")
+}
+
+async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> ExitCode {
+    let stdin = std::io::stdin();
+    for (index, line) in stdin.lock().lines().enumerate() {
+        let number = index + 1;
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => return internal_error(&format!("failed to read stdin line {number}: {e}")),
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let output = match serde_json::from_str::<BatchRequest>(&line) {
+            Err(e) => batch_error(number, &format!("invalid batch request: {e}")),
+            Ok(request) => {
+                let cwd = match &request.cwd {
+                    Some(dir) => default_cwd.join(dir),
+                    None => default_cwd.to_path_buf(),
+                };
+                if cwd.is_dir() {
+                    let ctx = settings.context(&cwd);
+                    settings.render(tools.call(&request.tool, request.args, &ctx).await)
+                } else {
+                    batch_error(
+                        number,
+                        &format!("working directory `{}` does not exist", cwd.display()),
+                    )
+                }
+            }
+        };
+        if let Err(e) = print_line(&output) {
+            return internal_error(&format!("failed to write the result of line {number}: {e}"));
+        }
+    }
+    ExitCode::from(exit::SUCCESS)
+}
+
+fn print_line(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}

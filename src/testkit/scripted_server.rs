@@ -1,0 +1,763 @@
+//! A scripted model server: a real HTTP/1.1 server on 127.0.0.1 that answers
+//! `POST /v1/messages` in Anthropic's SSE format and `POST /chat/completions` (or
+//! `/v1/chat/completions`) in OpenAI's, from a [`Script`] of assistant turns in order (request N
+//! gets turn N), and records every request for assertions.
+//!
+//! Replies are deterministic: tool-call ids are numbered across the script (`toolu_01`,
+//! `call_01`, ...), response ids by turn (`msg_01`, `chatcmpl-01`), and usage figures are
+//! synthesised from the request and reply sizes (prompt tokens = body bytes / 4, with the previous
+//! request's prompt counted as cache reads) unless a turn gives its own. A turn may instead be a
+//! fault: an HTTP error status, a stream cut or stall after some events, or an error event.
+//!
+//! Script format (YAML, unknown fields are errors):
+//!
+//! ```yaml
+//! turns:
+//!   - thinking: "Let me look."                 # optional
+//!     text: "I'll read the failing test first." # optional
+//!     tool_calls:                              # optional
+//!       - name: read
+//!         arguments: {path: tests/test_calc.py}
+//!     stop_reason: stop            # optional: stop | length | toolUse, or a raw wire value
+//!     usage: {input: 10, output: 5, cache_read: 0, cache_write: 0}   # optional
+//!   - fault: {status: 429, retry_after: 1, body: "slow down"}   # or one of:
+//!     # fault: {cut_after_events: 3} | {stall_after_events: 2} | {error_event: "Overloaded"}
+//! ```
+//!
+//! Depends on `providers` (for [`ApiKind`] and SSE encoding) and on hyper; nothing depends on it
+//! but tests and cassette production.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Request, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::providers::ApiKind;
+use crate::providers::sse::{SseEvent, encode_event};
+
+/// A script: the assistant turns, served in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub turns: Vec<Turn>,
+}
+
+/// One scripted reply (or fault).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedToolCall>,
+    /// `stop`, `length`, `toolUse` (mapped per API) or a raw wire value sent as is. Default:
+    /// tool use when there are tool calls, else stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Usage figures to report instead of the synthetic ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ScriptedUsage>,
+    /// Answer with a failure instead of (or part of) the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+}
+
+/// A tool call of a scripted turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedToolCall {
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+/// Usage as Pi counts it; translated into each API's own fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScriptedUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+}
+
+/// A programmed failure. Exactly one of `status`, `cut_after_events`, `stall_after_events`,
+/// `error_event`; `body` and `retry_after` go with `status`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    /// Answer with this HTTP status instead of a stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The error body (default: the API's JSON error shape).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// A `retry-after` header, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// Send this many SSE events of the reply, then break the connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_after_events: Option<usize>,
+    /// Send this many SSE events of the reply, then go silent (connection kept open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_after_events: Option<usize>,
+    /// Start the reply, then send an error event with this message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_event: Option<String>,
+}
+
+/// Why a script could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("failed to read script {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("failed to parse script {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid script {path}: turn {turn}: {message}")]
+    Invalid {
+        path: PathBuf,
+        turn: usize,
+        message: String,
+    },
+}
+
+/// Reads and validates a script file.
+pub fn load_script(path: impl AsRef<Path>) -> Result<Script, ScriptError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_script(&text, path)
+}
+
+/// Parses and validates script text; `origin` names it in errors.
+pub fn parse_script(text: &str, origin: impl AsRef<Path>) -> Result<Script, ScriptError> {
+    let path = origin.as_ref().to_owned();
+    let script: Script = serde_yaml_ng::from_str(text).map_err(|e| ScriptError::Parse {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    for (i, turn) in script.turns.iter().enumerate() {
+        let invalid = |message: &str| ScriptError::Invalid {
+            path: path.clone(),
+            turn: i + 1,
+            message: message.to_owned(),
+        };
+        if let Some(f) = &turn.fault {
+            let kinds = [
+                f.status.is_some(),
+                f.cut_after_events.is_some(),
+                f.stall_after_events.is_some(),
+                f.error_event.is_some(),
+            ];
+            if kinds.iter().filter(|k| **k).count() != 1 {
+                return Err(invalid(
+                    "a fault needs exactly one of status, cut_after_events, stall_after_events, error_event",
+                ));
+            }
+            if f.status.is_none() && (f.body.is_some() || f.retry_after.is_some()) {
+                return Err(invalid("body and retry_after go with status only"));
+            }
+        } else if turn.text.is_none() && turn.thinking.is_none() && turn.tool_calls.is_empty() {
+            return Err(invalid(
+                "a turn needs text, thinking, tool_calls or a fault",
+            ));
+        }
+        for call in &turn.tool_calls {
+            if !call.arguments.is_object() {
+                return Err(invalid(&format!(
+                    "the arguments of tool call {} must be a mapping",
+                    call.name
+                )));
+            }
+        }
+    }
+    Ok(script)
+}
+
+/// One request the server received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// Header names in lower case, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (order kept), or a JSON string of the raw text if it was not JSON.
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    /// The first header named `name` (lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    requests: Vec<RecordedRequest>,
+    served: usize,
+    prev_prompt_tokens: u64,
+}
+
+/// A running scripted server; shut down when dropped.
+pub struct ScriptedServer {
+    addr: SocketAddr,
+    api: ApiKind,
+    state: Arc<Mutex<State>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ScriptedServer {
+    /// The base URL to put in a [`crate::providers::ModelSpec`]: `http://127.0.0.1:PORT` for
+    /// Anthropic, `http://127.0.0.1:PORT/v1` for OpenAI.
+    pub fn base_url(&self) -> String {
+        match self.api {
+            ApiKind::AnthropicMessages => format!("http://{}", self.addr),
+            ApiKind::OpenaiCompletions => format!("http://{}/v1", self.addr),
+        }
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state.lock().expect("state lock").requests.clone()
+    }
+
+    /// How many turns of the script have been served.
+    pub fn turns_served(&self) -> usize {
+        self.state.lock().expect("state lock").served
+    }
+}
+
+impl Drop for ScriptedServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts a server for `script` on a free port of 127.0.0.1.
+///
+/// # Panics
+/// If no port on 127.0.0.1 can be bound (the tests cannot run then).
+pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind a port on 127.0.0.1 for the scripted server");
+    let addr = listener.local_addr().expect("local address");
+    let state = Arc::new(Mutex::new(State::default()));
+    let script = Arc::new(script);
+    let task = {
+        let state = state.clone();
+        tokio::spawn(async move {
+            // Dropping the set (when this task is aborted) aborts every connection.
+            let mut connections = tokio::task::JoinSet::new();
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let state = state.clone();
+                let script = script.clone();
+                connections.spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        handle(req, state.clone(), script.clone())
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+                while connections.try_join_next().is_some() {}
+            }
+        })
+    };
+    ScriptedServer {
+        addr,
+        api,
+        state,
+        task,
+    }
+}
+
+type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+fn full(status: u16, content_type: &str, text: String) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header("content-type", content_type)
+        .body(
+            Full::new(Bytes::from(text))
+                .map_err(|e| match e {})
+                .boxed_unsync(),
+        )
+        .expect("valid response")
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    state: Arc<Mutex<State>>,
+    script: Arc<Script>,
+) -> Result<Response<Body>, Infallible> {
+    let method = req.method().as_str().to_owned();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map_or("/".to_owned(), |p| p.as_str().to_owned());
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let bytes = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return Ok(full(400, "text/plain", format!("unreadable body: {e}"))),
+    };
+    let body = serde_json::from_slice::<Value>(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let api = match (method.as_str(), path.split('?').next().unwrap_or("")) {
+        ("POST", "/v1/messages") => Some(ApiKind::AnthropicMessages),
+        ("POST", "/chat/completions" | "/v1/chat/completions") => Some(ApiKind::OpenaiCompletions),
+        _ => None,
+    };
+    let model = body["model"].as_str().unwrap_or("scripted").to_owned();
+    let (turn_no, prev_prompt) = {
+        let mut st = state.lock().expect("state lock");
+        st.requests.push(RecordedRequest {
+            method: method.clone(),
+            path: path.clone(),
+            headers,
+            body,
+        });
+        if api.is_none() {
+            return Ok(full(
+                404,
+                "text/plain",
+                format!("no route for {method} {path}"),
+            ));
+        }
+        let n = st.served;
+        st.served += 1;
+        let prev = st.prev_prompt_tokens;
+        st.prev_prompt_tokens = bytes.len() as u64 / 4;
+        (n, prev)
+    };
+    let api = api.expect("routed");
+    let Some(turn) = script.turns.get(turn_no) else {
+        let message = format!(
+            "scripted server: request {} has no turn left (the script has {} turns)",
+            turn_no + 1,
+            script.turns.len()
+        );
+        return Ok(full(
+            400,
+            "application/json",
+            error_body(api, 400, &message),
+        ));
+    };
+    let first_call_no = script.turns[..turn_no]
+        .iter()
+        .map(|t| t.tool_calls.len())
+        .sum::<usize>()
+        + 1;
+    let reply = Reply {
+        turn,
+        turn_no: turn_no + 1,
+        first_call_no,
+        model,
+        usage: usage_for(turn, bytes.len() as u64 / 4, prev_prompt),
+    };
+    if let Some(fault) = &turn.fault {
+        if let Some(status) = fault.status {
+            let mut resp = full(
+                status,
+                "application/json",
+                fault
+                    .body
+                    .clone()
+                    .unwrap_or_else(|| error_body(api, status, "scripted fault")),
+            );
+            if let Some(secs) = fault.retry_after {
+                resp.headers_mut().insert(
+                    "retry-after",
+                    secs.to_string().parse().expect("valid header"),
+                );
+            }
+            return Ok(resp);
+        }
+    }
+    let mut events = match api {
+        ApiKind::AnthropicMessages => anthropic_events(&reply),
+        ApiKind::OpenaiCompletions => openai_events(&reply),
+    };
+    let mut ending = Ending::Complete;
+    if let Some(fault) = &turn.fault {
+        if let Some(n) = fault.cut_after_events {
+            events.truncate(n);
+            ending = Ending::Cut;
+        } else if let Some(n) = fault.stall_after_events {
+            events.truncate(n);
+            ending = Ending::Stall;
+        }
+    }
+    Ok(sse_response(events, ending))
+}
+
+enum Ending {
+    Complete,
+    Cut,
+    Stall,
+}
+
+fn sse_response(events: Vec<SseEvent>, ending: Ending) -> Response<Body> {
+    let frames = futures::stream::iter(
+        events
+            .into_iter()
+            .map(|e| Ok::<_, std::io::Error>(Frame::data(Bytes::from(encode_event(&e))))),
+    );
+    let body: futures::stream::BoxStream<'static, Result<Frame<Bytes>, std::io::Error>> =
+        match ending {
+            Ending::Complete => frames.boxed(),
+            Ending::Cut => frames
+                .chain(futures::stream::once(async {
+                    // Let the events reach the client before the connection breaks.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Err(std::io::Error::other("scripted stream cut"))
+                }))
+                .boxed(),
+            Ending::Stall => frames.chain(futures::stream::pending()).boxed(),
+        };
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(BodyExt::boxed_unsync(StreamBody::new(body)))
+        .expect("valid response")
+}
+
+/// The API's JSON error body for a status.
+fn error_body(api: ApiKind, status: u16, message: &str) -> String {
+    let kind = match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 | 503 => "overloaded_error",
+        _ => "api_error",
+    };
+    match api {
+        ApiKind::AnthropicMessages => {
+            json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+        }
+        ApiKind::OpenaiCompletions => {
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+                .to_string()
+        }
+    }
+}
+
+struct Reply<'a> {
+    turn: &'a Turn,
+    turn_no: usize,
+    first_call_no: usize,
+    model: String,
+    usage: ScriptedUsage,
+}
+
+impl Reply<'_> {
+    fn calls(&self) -> impl Iterator<Item = (usize, &ScriptedToolCall)> {
+        self.turn
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (self.first_call_no + i, c))
+    }
+}
+
+/// Deterministic usage: prompt = body bytes / 4; the previous request's prompt (capped) counts as
+/// cache reads, a quarter of the rest as uncached input and the remainder as cache writes; output
+/// = reply characters / 4 (at least 1).
+fn usage_for(turn: &Turn, prompt: u64, prev_prompt: u64) -> ScriptedUsage {
+    if let Some(u) = turn.usage {
+        return u;
+    }
+    let reply_chars = turn.text.as_deref().map_or(0, |t| t.chars().count())
+        + turn.thinking.as_deref().map_or(0, |t| t.chars().count())
+        + turn
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.to_string().len())
+            .sum::<usize>();
+    let cache_read = prev_prompt.min(prompt);
+    let fresh = prompt - cache_read;
+    let input = (fresh / 4).max(1);
+    ScriptedUsage {
+        input,
+        output: (reply_chars as u64 / 4).max(1),
+        cache_read,
+        cache_write: fresh.saturating_sub(input),
+    }
+}
+
+/// Splits text into pieces of at most `n` chars, as deltas arrive.
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    chars.chunks(n).map(|c| c.iter().collect()).collect()
+}
+
+fn wire_stop_reason(api: ApiKind, turn: &Turn) -> String {
+    let has_calls = !turn.tool_calls.is_empty();
+    let pi = turn
+        .stop_reason
+        .clone()
+        .unwrap_or_else(|| if has_calls { "toolUse" } else { "stop" }.to_owned());
+    let (anthropic, openai) = match pi.as_str() {
+        "stop" => ("end_turn", "stop"),
+        "length" => ("max_tokens", "length"),
+        "toolUse" => ("tool_use", "tool_calls"),
+        raw => (raw, raw),
+    };
+    match api {
+        ApiKind::AnthropicMessages => anthropic.to_owned(),
+        ApiKind::OpenaiCompletions => openai.to_owned(),
+    }
+}
+
+fn anthropic_events(r: &Reply) -> Vec<SseEvent> {
+    let ev = |name: &str, data: Value| SseEvent::named(name, data.to_string());
+    let u = r.usage;
+    let mut out = vec![
+        ev(
+            "message_start",
+            json!({"type": "message_start", "message": {
+                "id": format!("msg_{:02}", r.turn_no), "type": "message", "role": "assistant",
+                "model": r.model, "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": u.input, "cache_creation_input_tokens": u.cache_write,
+                          "cache_read_input_tokens": u.cache_read, "output_tokens": 1}}}),
+        ),
+        ev("ping", json!({"type": "ping"})),
+    ];
+    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+        out.push(ev(
+            "error",
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": msg}}),
+        ));
+        return out;
+    }
+    let mut index = 0;
+    let mut block = |out: &mut Vec<SseEvent>, start: Value, deltas: Vec<Value>| {
+        out.push(ev(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for d in deltas {
+            out.push(ev(
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index, "delta": d}),
+            ));
+        }
+        out.push(ev(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    };
+    if let Some(thinking) = &r.turn.thinking {
+        let mut deltas: Vec<Value> = pieces(thinking, 24)
+            .into_iter()
+            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+            .collect();
+        deltas
+            .push(json!({"type": "signature_delta", "signature": format!("sig_{:02}", r.turn_no)}));
+        block(
+            &mut out,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+            deltas,
+        );
+    }
+    if let Some(text) = &r.turn.text {
+        let deltas = pieces(text, 24)
+            .into_iter()
+            .map(|p| json!({"type": "text_delta", "text": p}))
+            .collect();
+        block(&mut out, json!({"type": "text", "text": ""}), deltas);
+    }
+    for (no, call) in r.calls() {
+        let deltas = pieces(&call.arguments.to_string(), 24)
+            .into_iter()
+            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+            .collect();
+        block(
+            &mut out,
+            json!({"type": "tool_use", "id": format!("toolu_{no:02}"), "name": call.name, "input": {}}),
+            deltas,
+        );
+    }
+    out.push(ev(
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": wire_stop_reason(ApiKind::AnthropicMessages, r.turn), "stop_sequence": null},
+               "usage": {"output_tokens": u.output}}),
+    ));
+    out.push(ev("message_stop", json!({"type": "message_stop"})));
+    out
+}
+
+fn openai_events(r: &Reply) -> Vec<SseEvent> {
+    let id = format!("chatcmpl-{:02}", r.turn_no);
+    let chunk = |delta: Value, finish: Value| {
+        SseEvent::data(
+            json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
+                   "model": r.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            .to_string(),
+        )
+    };
+    let mut out = vec![chunk(json!({"role": "assistant"}), Value::Null)];
+    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+        out.push(SseEvent::data(
+            json!({"error": {"message": msg, "type": "server_error", "param": null, "code": null}})
+                .to_string(),
+        ));
+        return out;
+    }
+    if let Some(thinking) = &r.turn.thinking {
+        for p in pieces(thinking, 24) {
+            out.push(chunk(json!({"reasoning_content": p}), Value::Null));
+        }
+    }
+    if let Some(text) = &r.turn.text {
+        for p in pieces(text, 24) {
+            out.push(chunk(json!({"content": p}), Value::Null));
+        }
+    }
+    for (i, (no, call)) in r.calls().enumerate() {
+        out.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": format!("call_{no:02}"), "type": "function",
+                                   "function": {"name": call.name, "arguments": ""}}]}),
+            Value::Null,
+        ));
+        for p in pieces(&call.arguments.to_string(), 24) {
+            out.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                Value::Null,
+            ));
+        }
+    }
+    out.push(chunk(
+        json!({}),
+        json!(wire_stop_reason(ApiKind::OpenaiCompletions, r.turn)),
+    ));
+    let u = r.usage;
+    let prompt = u.input + u.cache_read + u.cache_write;
+    let mut details = json!({"cached_tokens": u.cache_read + u.cache_write});
+    if u.cache_write > 0 {
+        details["cache_write_tokens"] = json!(u.cache_write);
+    }
+    out.push(SseEvent::data(
+        json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
+               "model": r.model, "choices": [],
+               "usage": {"prompt_tokens": prompt, "completion_tokens": u.output,
+                         "total_tokens": prompt + u.output, "prompt_tokens_details": details}})
+        .to_string(),
+    ));
+    out.push(SseEvent::data("[DONE]"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_format() {
+        let s = parse_script(
+            "turns:\n  - text: hi\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n  - fault: {status: 429, retry_after: 1}\n",
+            "t.yaml",
+        )
+        .unwrap();
+        assert_eq!(s.turns.len(), 2);
+        assert_eq!(s.turns[0].tool_calls[0].arguments, json!({"path": "a.txt"}));
+        assert_eq!(s.turns[1].fault.as_ref().unwrap().retry_after, Some(1));
+    }
+
+    #[test]
+    fn errors_name_the_file_and_turn() {
+        let e = parse_script("turns:\n  - txt: hi\n", "tasks/x.yaml").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("failed to parse script tasks/x.yaml"),
+            "{e}"
+        );
+        let e = parse_script(
+            "turns:\n  - fault: {cut_after_events: 1, status: 500}\n",
+            "s.yaml",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with("invalid script s.yaml: turn 1"),
+            "{e}"
+        );
+        let e = parse_script("turns:\n  - {}\n", "s.yaml").unwrap_err();
+        assert!(e.to_string().contains("turn 1"), "{e}");
+        let e = load_script("/nonexistent/script.yaml").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/script.yaml"), "{e}");
+    }
+
+    #[test]
+    fn loads_a_script_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(&path, "turns:\n  - text: done\n    stop_reason: stop\n").unwrap();
+        let s = load_script(&path).unwrap();
+        assert_eq!(s.turns[0].text.as_deref(), Some("done"));
+        std::fs::write(&path, "turns: [").unwrap();
+        let e = load_script(&path).unwrap_err();
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn synthetic_usage_counts_the_previous_prompt_as_cached() {
+        let t = Turn {
+            text: Some("abcdefgh".into()),
+            ..Turn::default()
+        };
+        let u = usage_for(&t, 100, 60);
+        assert_eq!(u.cache_read, 60);
+        assert_eq!(u.input + u.cache_write, 40);
+        assert_eq!(u.output, 2);
+    }
+}

@@ -1,0 +1,685 @@
+//! The real providers over the live (reqwest) transport against the scripted model server on
+//! 127.0.0.1, for both wire formats; and the request bodies compared with Pi's captured ones.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use harness::conversation::{
+    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall,
+    ToolResultMessage, Usage, UserContent,
+};
+use harness::providers::live::{LiveTransport, LiveTransportConfig};
+use harness::providers::{
+    ApiKind, ModelSpec, Provider, ProviderError, ProviderSettings, RequestOptions, build_with,
+};
+use harness::testkit::{self, ScriptedServer, parse_script};
+use harness::tools::definitions::pi_definition;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const BOTH: [ApiKind; 2] = [ApiKind::AnthropicMessages, ApiKind::OpenaiCompletions];
+
+fn spec(api: ApiKind, base_url: String) -> ModelSpec {
+    let (provider, model) = match api {
+        ApiKind::AnthropicMessages => ("anthropic", "claude-test"),
+        ApiKind::OpenaiCompletions => ("openai", "gpt-test"),
+    };
+    ModelSpec {
+        provider: provider.into(),
+        api,
+        model: model.into(),
+        base_url,
+        api_key: Some("test-key".into()),
+        headers: vec![],
+    }
+}
+
+fn transport() -> Arc<LiveTransport> {
+    Arc::new(
+        LiveTransport::with_config(LiveTransportConfig {
+            use_system_proxy: false,
+            ..Default::default()
+        })
+        .expect("http client"),
+    )
+}
+
+async fn serve(api: ApiKind, yaml: &str) -> ScriptedServer {
+    let script = parse_script(yaml, "inline.yaml").expect("valid script");
+    testkit::start(script, api).await
+}
+
+fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Provider> {
+    build_with(
+        spec(api, server.base_url()),
+        transport(),
+        ProviderSettings {
+            idle_timeout: idle,
+            ..Default::default()
+        },
+    )
+}
+
+fn hello() -> Context {
+    Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![Message::User {
+            content: UserContent::Text("hello".into()),
+        }],
+        tools: vec![pi_definition("read"), pi_definition("bash")],
+    }
+}
+
+/// Runs one request of `yaml`'s first turn and returns the result and the server.
+async fn one(
+    api: ApiKind,
+    yaml: &str,
+) -> (Result<AssistantMessage, ProviderError>, ScriptedServer) {
+    let server = serve(api, yaml).await;
+    let p = provider(api, &server, Duration::from_secs(10));
+    let result = p.complete(&hello(), &RequestOptions::default()).await;
+    (result, server)
+}
+
+#[tokio::test]
+async fn text_reply() {
+    for api in BOTH {
+        let (r, server) = one(
+            api,
+            "turns:\n  - text: \"Hello there, this reply is streamed in several deltas.\"\n",
+        )
+        .await;
+        let m = r.unwrap();
+        assert_eq!(
+            m.text(),
+            "Hello there, this reply is streamed in several deltas."
+        );
+        assert_eq!(m.content.len(), 1, "{api:?}: one text block");
+        assert_eq!(m.stop_reason, StopReason::Stop);
+        assert_eq!(m.api, api.as_str());
+        assert!(m.usage.output > 0 && m.usage.input > 0, "{:?}", m.usage);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 1);
+        match api {
+            ApiKind::AnthropicMessages => {
+                assert_eq!(reqs[0].path, "/v1/messages");
+                assert_eq!(reqs[0].header("x-api-key"), Some("test-key"));
+                assert_eq!(reqs[0].header("anthropic-version"), Some("2023-06-01"));
+                assert_eq!(m.response_id.as_deref(), Some("msg_01"));
+            }
+            ApiKind::OpenaiCompletions => {
+                assert_eq!(reqs[0].path, "/v1/chat/completions");
+                assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
+                assert_eq!(m.response_id.as_deref(), Some("chatcmpl-01"));
+            }
+        }
+        assert_eq!(reqs[0].body["model"], m.model);
+    }
+}
+
+#[tokio::test]
+async fn several_tool_calls_in_one_reply_and_ids_numbered_across_the_script() {
+    let yaml = r#"
+turns:
+  - text: "I'll look around."
+    tool_calls:
+      - name: read
+        arguments: {path: tests/test_calc.py}
+      - name: bash
+        arguments: {command: "ls -la && echo \"done\""}
+      - name: edit
+        arguments: {path: a.txt, edits: [{oldText: "a", newText: "b\nc"}]}
+  - tool_calls:
+      - name: read
+        arguments: {path: b.txt, offset: 3}
+"#;
+    for api in BOTH {
+        let server = serve(api, yaml).await;
+        let p = provider(api, &server, Duration::from_secs(10));
+        let first = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        let second = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        let prefix = match api {
+            ApiKind::AnthropicMessages => "toolu_",
+            ApiKind::OpenaiCompletions => "call_",
+        };
+        let calls: Vec<ToolCall> = first.tool_calls().cloned().collect();
+        assert_eq!(
+            calls,
+            vec![
+                ToolCall {
+                    id: format!("{prefix}01"),
+                    name: "read".into(),
+                    arguments: json!({"path": "tests/test_calc.py"})
+                },
+                ToolCall {
+                    id: format!("{prefix}02"),
+                    name: "bash".into(),
+                    arguments: json!({"command": "ls -la && echo \"done\""})
+                },
+                ToolCall {
+                    id: format!("{prefix}03"),
+                    name: "edit".into(),
+                    arguments: json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b\nc"}]})
+                },
+            ]
+        );
+        assert_eq!(first.text(), "I'll look around.");
+        assert_eq!(first.stop_reason, StopReason::ToolUse);
+        let second_calls: Vec<ToolCall> = second.tool_calls().cloned().collect();
+        assert_eq!(second_calls[0].id, format!("{prefix}04"));
+        assert_eq!(
+            second_calls[0].arguments,
+            json!({"path": "b.txt", "offset": 3})
+        );
+        assert_eq!(server.turns_served(), 2);
+    }
+}
+
+#[tokio::test]
+async fn thinking_is_kept_with_its_signature() {
+    for api in BOTH {
+        let (r, _s) = one(api, "turns:\n  - thinking: \"The user greets me; I should answer briefly.\"\n    text: Hi.\n").await;
+        let m = r.unwrap();
+        let signature = match api {
+            ApiKind::AnthropicMessages => "sig_01",
+            ApiKind::OpenaiCompletions => "reasoning_content",
+        };
+        assert_eq!(
+            m.content,
+            vec![
+                AssistantBlock::Thinking {
+                    thinking: "The user greets me; I should answer briefly.".into(),
+                    signature: Some(signature.into()),
+                    redacted: false,
+                },
+                AssistantBlock::Text {
+                    text: "Hi.".into(),
+                    signature: None
+                },
+            ],
+            "{api:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn usage_with_cache_figures() {
+    for api in BOTH {
+        let (r, _s) = one(
+            api,
+            "turns:\n  - text: ok\n    usage: {input: 100, output: 42, cache_read: 20, cache_write: 5}\n",
+        )
+        .await;
+        assert_eq!(
+            r.unwrap().usage,
+            Usage {
+                input: 100,
+                output: 42,
+                cache_read: 20,
+                cache_write: 5,
+                total_tokens: 167
+            },
+            "{api:?}"
+        );
+        // Synthetic figures: the second request reads the first one's prompt from the cache.
+        let server = serve(api, "turns:\n  - text: one\n  - text: two\n").await;
+        let p = provider(api, &server, Duration::from_secs(10));
+        let a = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        let b = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(a.usage.cache_read, 0, "{api:?}");
+        let prompt = a.usage.input + a.usage.cache_read + a.usage.cache_write;
+        assert_eq!(b.usage.cache_read, prompt, "{api:?} {a:?} {b:?}");
+        assert_eq!(
+            b.usage.total_tokens,
+            b.usage.input + b.usage.output + b.usage.cache_read + b.usage.cache_write
+        );
+    }
+}
+
+#[tokio::test]
+async fn stop_reasons() {
+    for api in BOTH {
+        let (r, _s) = one(
+            api,
+            "turns:\n  - text: cut short\n    stop_reason: length\n",
+        )
+        .await;
+        assert_eq!(r.unwrap().stop_reason, StopReason::Length);
+    }
+    let (r, _s) = one(
+        ApiKind::AnthropicMessages,
+        "turns:\n  - text: no\n    stop_reason: refusal\n",
+    )
+    .await;
+    let m = r.unwrap();
+    assert_eq!(m.stop_reason, StopReason::Error);
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some("An unknown error occurred")
+    );
+    let (r, _s) = one(
+        ApiKind::AnthropicMessages,
+        "turns:\n  - text: what\n    stop_reason: bogus_reason\n",
+    )
+    .await;
+    assert_eq!(
+        r.unwrap_err(),
+        ProviderError::Protocol {
+            message: "Unhandled stop reason: bogus_reason".into()
+        }
+    );
+    let (r, _s) = one(
+        ApiKind::OpenaiCompletions,
+        "turns:\n  - text: no\n    stop_reason: content_filter\n",
+    )
+    .await;
+    let m = r.unwrap();
+    assert_eq!(m.stop_reason, StopReason::Error);
+    assert_eq!(
+        m.error_message.as_deref(),
+        Some("Provider finish_reason: content_filter")
+    );
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_an_error_reply() {
+    for api in BOTH {
+        let (r, _s) = one(
+            api,
+            "turns:\n  - fault: {error_event: \"Overloaded, try later\"}\n",
+        )
+        .await;
+        let m = r.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Error, "{api:?}");
+        let msg = m.error_message.unwrap();
+        match api {
+            // Pi keeps the raw event data as the message.
+            ApiKind::AnthropicMessages => {
+                let data: Value = serde_json::from_str(&msg).unwrap();
+                assert_eq!(data["error"]["message"], "Overloaded, try later");
+            }
+            ApiKind::OpenaiCompletions => assert_eq!(msg, "Overloaded, try later"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_a_stream_cut() {
+    for api in BOTH {
+        let (r, _s) = one(
+            api,
+            "turns:\n  - text: \"a long reply that will never finish arriving\"\n    fault: {cut_after_events: 3}\n",
+        )
+        .await;
+        let err = r.unwrap_err();
+        assert!(
+            matches!(err, ProviderError::StreamCut { .. }),
+            "{api:?}: {err:?}"
+        );
+        assert!(err.is_retryable());
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out() {
+    for api in BOTH {
+        let server = serve(
+            api,
+            "turns:\n  - text: \"a reply that stops halfway\"\n    fault: {stall_after_events: 2}\n",
+        )
+        .await;
+        let p = provider(api, &server, Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let err = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ProviderError::StreamStalled {
+                idle: Duration::from_millis(300)
+            },
+            "{api:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
+
+#[tokio::test]
+async fn http_errors_are_typed() {
+    for api in BOTH {
+        let (r, _s) = one(
+            api,
+            "turns:\n  - fault: {status: 500, body: \"internal trouble\"}\n",
+        )
+        .await;
+        assert_eq!(
+            r.unwrap_err(),
+            ProviderError::Server {
+                status: 500,
+                message: "internal trouble".into()
+            }
+        );
+        let (r, _s) = one(api, "turns:\n  - fault: {status: 429, retry_after: 1}\n").await;
+        match r.unwrap_err() {
+            ProviderError::RateLimited {
+                status,
+                message,
+                retry_after,
+            } => {
+                assert_eq!(status, 429);
+                assert_eq!(retry_after, Some(Duration::from_secs(1)));
+                assert!(message.contains("rate_limit_error"), "{message}");
+            }
+            other => panic!("{api:?}: {other:?}"),
+        }
+        let (r, _s) = one(api, "turns:\n  - fault: {status: 401}\n").await;
+        let err = r.unwrap_err();
+        assert_eq!(err.kind(), "authentication", "{err:?}");
+        assert!(!err.is_retryable());
+        let (r, _s) = one(
+            api,
+            "turns:\n  - fault: {status: 400, body: \"prompt is too long: 250000 tokens > 200000 maximum\"}\n",
+        )
+        .await;
+        assert_eq!(r.unwrap_err().kind(), "context_too_long");
+    }
+}
+
+#[tokio::test]
+async fn running_out_of_script_is_an_invalid_request_naming_the_turn() {
+    let (_, server) = one(ApiKind::AnthropicMessages, "turns:\n  - text: only one\n").await;
+    let p = provider(ApiKind::AnthropicMessages, &server, Duration::from_secs(5));
+    let err = p
+        .complete(&hello(), &RequestOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("request 2 has no turn left"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_connection_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    for api in BOTH {
+        let p = build_with(
+            spec(api, format!("http://127.0.0.1:{port}")),
+            transport(),
+            ProviderSettings::default(),
+        );
+        let err = p
+            .complete(&hello(), &RequestOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), "connection_failed", "{err:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies: the capture's history, rebuilt in Rust, must give Pi's captured bodies.
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+
+fn capture() -> Value {
+    serde_json::from_str(include_str!("fixtures/pi-provider-capture.json")).unwrap()
+}
+
+/// An assistant message from another model (OpenAI Responses), so ids get normalised.
+fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
+    Message::Assistant(AssistantMessage {
+        content,
+        api: "openai-responses".into(),
+        provider: "openai".into(),
+        model: "gpt-resp-other".into(),
+        usage: Usage::default(),
+        stop_reason: StopReason::ToolUse,
+        error_message: None,
+        response_id: None,
+    })
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
+    AssistantBlock::ToolCall(ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments,
+    })
+}
+
+fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: name.into(),
+        content,
+        is_error,
+    })
+}
+
+/// The history of `pi-provider-capture.json`: tool calls, an image tool result, a tool error and
+/// a foreign-provider tool id.
+fn capture_context() -> Context {
+    Context {
+        system_prompt: Some("You are a test.".into()),
+        messages: vec![
+            Message::User {
+                content: UserContent::Text("Read a.txt please".into()),
+            },
+            foreign_assistant(vec![
+                AssistantBlock::Text {
+                    text: "I'll read two files.".into(),
+                    signature: None,
+                },
+                call("call_A", "read", json!({"path": "a.txt"})),
+                call("call_B", "read", json!({"path": "img.png"})),
+            ]),
+            result("call_A", "read", vec![Content::text("line1\nline2")], false),
+            result(
+                "call_B",
+                "read",
+                vec![
+                    Content::text("Read image file [image/png]"),
+                    Content::Image {
+                        data: PNG.into(),
+                        mime_type: "image/png".into(),
+                    },
+                ],
+                false,
+            ),
+            foreign_assistant(vec![call(
+                "call_Z9|fc_ABC+/=very/long==",
+                "edit",
+                json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b"}]}),
+            )]),
+            result(
+                "call_Z9|fc_ABC+/=very/long==",
+                "edit",
+                vec![Content::text("Could not find the exact text in a.txt.")],
+                true,
+            ),
+            Message::User {
+                content: UserContent::Blocks(vec![Content::text("now continue")]),
+            },
+        ],
+        tools: vec![pi_definition("read"), pi_definition("edit")],
+    }
+}
+
+/// Sends the capture's context through the real provider and returns what the server got.
+async fn sent_for_capture(api: ApiKind) -> harness::testkit::RecordedRequest {
+    let server = serve(api, "turns:\n  - text: Reading.\n").await;
+    let p = provider(api, &server, Duration::from_secs(10));
+    let options = RequestOptions {
+        max_tokens: 32000,
+        temperature: None,
+    };
+    p.complete(&capture_context(), &options).await.unwrap();
+    server.requests().remove(0)
+}
+
+#[tokio::test]
+async fn anthropic_body_equals_pis_captured_body() {
+    let sent = sent_for_capture(ApiKind::AnthropicMessages).await;
+    let cap = &capture()["anthropic-messages"]["request"];
+    assert_eq!(sent.body, cap["body"]);
+    // Same bytes, key order included.
+    assert_eq!(
+        serde_json::to_string(&sent.body).unwrap(),
+        serde_json::to_string(&cap["body"]).unwrap()
+    );
+    for name in [
+        "anthropic-version",
+        "x-api-key",
+        "accept",
+        "anthropic-dangerous-direct-browser-access",
+        "anthropic-beta",
+        "content-type",
+    ] {
+        assert_eq!(
+            sent.header(name),
+            cap["headers"][name].as_str(),
+            "header {name}"
+        );
+    }
+    insta::assert_json_snapshot!("anthropic_request_body", sent.body);
+}
+
+#[tokio::test]
+async fn openai_body_equals_pis_captured_body() {
+    let sent = sent_for_capture(ApiKind::OpenaiCompletions).await;
+    let cap = &capture()["openai-completions"]["request"];
+    assert_eq!(sent.body, cap["body"]);
+    assert_eq!(
+        serde_json::to_string(&sent.body).unwrap(),
+        serde_json::to_string(&cap["body"]).unwrap()
+    );
+    for name in ["accept", "authorization", "content-type"] {
+        assert_eq!(
+            sent.header(name),
+            cap["headers"][name].as_str(),
+            "header {name}"
+        );
+    }
+    insta::assert_json_snapshot!("openai_request_body", sent.body);
+}
+
+#[tokio::test]
+async fn the_captured_final_messages_are_reproduced() {
+    // Pi's replies to the capture (text + one read call, usage 100/42/20/5 or 100 with 20 cached).
+    let yaml = "turns:\n  - text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n    usage: {input: 100, output: 42, cache_read: 20, cache_write: 5}\n";
+    let server = serve(ApiKind::AnthropicMessages, yaml).await;
+    let p = provider(ApiKind::AnthropicMessages, &server, Duration::from_secs(5));
+    let m = p
+        .complete(&capture_context(), &RequestOptions::default())
+        .await
+        .unwrap();
+    let fin = &capture()["anthropic-messages"]["final"];
+    assert_eq!(
+        m.usage.total_tokens,
+        fin["usage"]["totalTokens"].as_u64().unwrap()
+    );
+    assert_eq!(m.text(), fin["content"][0]["text"].as_str().unwrap());
+    assert_eq!(
+        m.tool_calls().next().unwrap().arguments,
+        fin["content"][1]["arguments"]
+    );
+    assert_eq!(m.stop_reason, StopReason::ToolUse);
+
+    let yaml = "turns:\n  - text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n    usage: {input: 80, output: 42, cache_read: 20}\n";
+    let server = serve(ApiKind::OpenaiCompletions, yaml).await;
+    let p = provider(ApiKind::OpenaiCompletions, &server, Duration::from_secs(5));
+    let m = p
+        .complete(&capture_context(), &RequestOptions::default())
+        .await
+        .unwrap();
+    let fin = &capture()["openai-completions"]["final"];
+    assert_eq!(m.usage.input, fin["usage"]["input"].as_u64().unwrap());
+    assert_eq!(
+        m.usage.cache_read,
+        fin["usage"]["cacheRead"].as_u64().unwrap()
+    );
+    assert_eq!(
+        m.usage.total_tokens,
+        fin["usage"]["totalTokens"].as_u64().unwrap()
+    );
+    assert_eq!(m.stop_reason, StopReason::ToolUse);
+}
+
+#[test]
+fn every_shipped_script_loads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let script = harness::testkit::load_script(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!script.turns.is_empty(), "{}", path.display());
+            count += 1;
+        }
+    }
+    assert!(count > 0, "no scripts in {}", dir.display());
+}
+
+#[tokio::test]
+async fn a_reply_is_replayed_to_the_same_model_with_its_thinking_and_ids() {
+    let yaml = "turns:\n  - thinking: Check the file.\n    text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n  - text: Done.\n";
+    for api in BOTH {
+        let server = serve(api, yaml).await;
+        let p = provider(api, &server, Duration::from_secs(10));
+        let mut ctx = hello();
+        let first = p.complete(&ctx, &RequestOptions::default()).await.unwrap();
+        let id = first.tool_calls().next().unwrap().id.clone();
+        ctx.messages.push(Message::Assistant(first));
+        ctx.messages
+            .push(result(&id, "read", vec![Content::text("x")], false));
+        let second = p.complete(&ctx, &RequestOptions::default()).await.unwrap();
+        assert_eq!(second.text(), "Done.");
+        let body = &server.requests()[1].body;
+        match api {
+            ApiKind::AnthropicMessages => {
+                assert_eq!(
+                    body["messages"][1],
+                    json!({"role": "assistant", "content": [
+                        {"type": "thinking", "thinking": "Check the file.", "signature": "sig_01"},
+                        {"type": "text", "text": "Reading."},
+                        {"type": "tool_use", "id": "toolu_01", "name": "read", "input": {"path": "a.txt"}},
+                    ]})
+                );
+                assert_eq!(
+                    body["messages"][2],
+                    json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                        "content": "x", "is_error": false, "cache_control": {"type": "ephemeral"}}]})
+                );
+            }
+            ApiKind::OpenaiCompletions => {
+                assert_eq!(
+                    body["messages"][2],
+                    json!({"role": "assistant", "content": "Reading.",
+                        "reasoning_content": "Check the file.",
+                        "tool_calls": [{"id": "call_01", "type": "function",
+                            "function": {"name": "read", "arguments": "{\"path\":\"a.txt\"}"}}]})
+                );
+                assert_eq!(
+                    body["messages"][3],
+                    json!({"role": "tool", "content": "x", "tool_call_id": "call_01"})
+                );
+            }
+        }
+    }
+}
