@@ -214,7 +214,7 @@ pub async fn execute(
 }
 
 /// The record of a run that could not start or crashed.
-fn errored(run: &PlannedRun, _kind: &str, reason: String) -> RunRecord {
+fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord {
     scoring::score_without_run(
         &run.task,
         ScoreInputs {
@@ -222,6 +222,7 @@ fn errored(run: &PlannedRun, _kind: &str, reason: String) -> RunRecord {
             model: run.model.model.clone(),
             epoch: run.epoch,
             error: Some(reason),
+            error_kind: Some(kind.to_owned()),
 
             ..Default::default()
         },
@@ -243,6 +244,7 @@ pub fn missing_cassette_record(task: &Task, cassettes_dir: &Path) -> RunRecord {
                 folder.display(),
                 crate::cassettes::record_hint(&task.id, "PROVIDER", "MODEL")
             )),
+            error_kind: Some("cassette".to_owned()),
 
             ..Default::default()
         },
@@ -363,7 +365,7 @@ async fn run_one(
         retry,
         Some(state.limiter(&entry.name, entry.max_in_flight)),
     );
-    let _retry_stats: Arc<RetryStats> = retrying.stats();
+    let retry_stats: Arc<RetryStats> = retrying.stats();
     let provider: Arc<dyn Provider> = Arc::new(retrying);
 
     let tool_set = match ToolSet::new(&task.tools) {
@@ -420,7 +422,7 @@ async fn run_one(
         }),
         _ => None,
     };
-    let (error, _error_kind) = match &agent_run.stop {
+    let (error, error_kind) = match &agent_run.stop {
         StopCause::Provider(e) if divergence.is_none() => (
             Some(format!("provider error ({}): {e}", e.kind())),
             Some(e.kind().to_owned()),
@@ -440,6 +442,9 @@ async fn run_one(
             wall_time: started.elapsed(),
             divergence,
             error,
+            error_kind,
+            retries: u32::try_from(retry_stats.retries()).unwrap_or(u32::MAX),
+            attempts: u32::try_from(retry_stats.attempts()).unwrap_or(u32::MAX),
         },
     );
     if let Err(e) = reports::write_run_artifacts(

@@ -4,5 +4,6 @@ mod cassettes;
 mod cli_tool;
 mod edit;
 mod providers;
+mod reports;
 mod run;
 mod tasks;
