@@ -170,9 +170,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
         }
     };
     let selected: Vec<Arc<tasks::Task>> = selected.into_iter().map(Arc::new).collect();
-    let report_dir = args
-        .reports
-        .join(chrono::Utc::now().format("%Y%m%d-%H%M%S-%3f").to_string());
+    let report_dir = fresh_report_dir(&args.reports);
     let mut options = RunOptions::new(args.cassettes.clone(), report_dir.clone());
     options.models = models;
     options.mode = mode;
@@ -185,10 +183,16 @@ async fn run_async(args: RunArgs) -> ExitCode {
     options.epochs = args.epochs.max(1);
     options.catalog = Arc::new(catalog);
     options.max_cost = args.max_cost;
-    let planned = match runner::plan_runs(&selected, &options) {
+    let planned = match &args.rerun_errors {
+        Some(previous) => select_errors(&selected, &options, previous),
+        None => runner::plan_runs(&selected, &options).map_err(|e| e.to_string()),
+    };
+    let planned = match planned {
         Ok(planned) => planned,
         Err(e) => {
-            let hint = if selected.is_empty() {
+            let hint = if args.rerun_errors.is_some() {
+                "pass a report folder written by `harness run`".to_owned()
+            } else if selected.is_empty() {
                 format!(
                     "`harness validate {}` lists the problems",
                     args.tasks.display()
@@ -196,15 +200,8 @@ async fn run_async(args: RunArgs) -> ExitCode {
             } else {
                 "for example `--model anthropic/claude-sonnet-4-5`".to_owned()
             };
-            return super::usage_error(&e.to_string(), &hint);
+            return super::usage_error(&e, &hint);
         }
-    };
-    let planned = match &args.rerun_errors {
-        Some(previous) => match select_errors(planned, previous) {
-            Ok(planned) => planned,
-            Err(e) => return super::usage_error(&e, "pass a folder written by `harness run`"),
-        },
-        None => planned,
     };
     let unplanned: Vec<&Arc<tasks::Task>> = if args.rerun_errors.is_some() {
         Vec::new()
@@ -244,37 +241,49 @@ async fn run_async(args: RunArgs) -> ExitCode {
     }
 }
 
+/// `<reports>/<UTC timestamp>`, with a suffix if two runs start in the same millisecond.
+fn fresh_report_dir(reports: &std::path::Path) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S-%3f").to_string();
+    let mut dir = reports.join(&stamp);
+    let mut n = 2;
+    while dir.exists() {
+        dir = reports.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    dir
+}
+
 /// Where `harness.yaml` is looked for: the tasks folder, then the current folder.
 fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
     vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
 }
 
-struct Key {
-    task_id: String,
-    provider: String,
-    model: String,
-    epoch: u32,
-    outcome: String,
-}
-
-/// Keeps the planned runs whose outcome was `error` in the previous report at `folder`.
+/// The runs whose outcome was `error` in the previous report at `folder`, for the tasks still
+/// selected, with the same provider, model and epoch.
 fn select_errors(
-    planned: Vec<runner::PlannedRun>,
+    tasks: &[Arc<tasks::Task>],
+    options: &RunOptions,
     folder: &std::path::Path,
 ) -> Result<Vec<runner::PlannedRun>, String> {
-    let keys: Vec<Key> = {
-        let _ = folder;
-        vec![]
-    };
-    let errors: Vec<_> = keys.into_iter().filter(|k| k.outcome == "error").collect();
-    Ok(planned
+    let errors = reports::error_runs(folder).map_err(|e| e.to_string())?;
+    Ok(errors
         .into_iter()
-        .filter(|p| {
-            errors.iter().any(|k| {
-                k.task_id == p.task.id
-                    && k.provider == p.model.provider
-                    && k.model == p.model.model
-                    && k.epoch == p.epoch
+        .filter_map(|key| {
+            let task = tasks.iter().find(|t| t.id == key.task_id)?.clone();
+            let model = ModelSelector {
+                provider: key.provider,
+                model: key.model,
+            };
+            Some(runner::PlannedRun {
+                cassette: cassettes::cassette_path(
+                    &options.cassettes_dir,
+                    &task.id,
+                    &model.provider,
+                    &model.model,
+                ),
+                task,
+                model,
+                epoch: key.epoch,
             })
         })
         .collect())

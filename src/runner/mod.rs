@@ -172,10 +172,12 @@ pub async fn execute(
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {
-                    return errored(
-                        &run,
-                        "skipped",
-                        format!(
+                    return scoring::skipped_record(
+                        &run.task.id,
+                        &run.model.provider,
+                        &run.model.model,
+                        run.epoch,
+                        &format!(
                             "not started: the --max-cost budget of ${budget:.2} is spent (${spent:.2})"
                         ),
                     );
@@ -438,7 +440,7 @@ async fn run_one(
             provider: run.model.provider.clone(),
             model: run.model.model.clone(),
             epoch: run.epoch,
-            price: None,
+            price: options.catalog.price(&run.model),
             wall_time: started.elapsed(),
             divergence,
             error,

@@ -324,3 +324,83 @@ fn without_timings(csv_text: &str) -> String {
     }
     String::from_utf8(out.into_inner().unwrap()).unwrap()
 }
+
+/// A temp project with the shipped tasks `ids` and their cassettes; returns its root.
+fn project_with(ids: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::create_dir_all(dir.path().join("cassettes")).unwrap();
+    for id in ids {
+        copy_task(id, &suite);
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(repo_root().join("cassettes").join(id))
+            .arg(dir.path().join("cassettes").join(id))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    dir
+}
+
+fn only_report(root: &Path) -> PathBuf {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(root.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    folders.sort();
+    folders.pop().unwrap()
+}
+
+#[test]
+fn max_cost_stops_starting_runs_once_the_budget_is_spent() {
+    let project = project_with(&["py-median", "sh-args"]);
+    let root = project.path();
+    std::fs::write(
+        root.join("tasks/harness.yaml"),
+        "providers:\n  anthropic:\n    models:\n      scripted-claude: {price: {input: 1000, output: 1000}}\n  openai:\n    models:\n      scripted-gpt: {price: {input: 1000, output: 1000}}\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        harness(root, &["run", "tasks", "--jobs", "1", "--max-cost", "0.5"]);
+    assert_eq!(code, 100, "skipped runs are not passes\n{stdout}\n{stderr}");
+    let runs = std::fs::read_to_string(only_report(root).join("runs.csv")).unwrap();
+    let passed = runs.lines().filter(|l| l.contains(",passed,")).count();
+    let skipped = runs.lines().filter(|l| l.contains(",skipped,")).count();
+    assert_eq!(passed, 1, "the first run spends the budget: {runs}");
+    assert_eq!(skipped, 3, "{runs}");
+    assert!(runs.contains("--max-cost budget"), "{runs}");
+}
+
+#[test]
+fn rerun_errors_runs_only_the_runs_that_errored() {
+    let project = project_with(&["py-median", "sh-args"]);
+    let root = project.path();
+    let cassette = root.join("cassettes/sh-args/openai--scripted-gpt.yaml");
+    let good = std::fs::read_to_string(&cassette).unwrap();
+    std::fs::write(&cassette, "not: [a cassette\n").unwrap();
+    let (code, _, stderr) = harness(root, &["run", "tasks"]);
+    assert_eq!(code, 100, "{stderr}");
+    let first = only_report(root);
+    let runs = std::fs::read_to_string(first.join("runs.csv")).unwrap();
+    assert_eq!(
+        runs.lines().filter(|l| l.contains(",error,")).count(),
+        1,
+        "{runs}"
+    );
+
+    std::fs::write(&cassette, good).unwrap();
+    let (code, stdout, stderr) = harness(
+        root,
+        &["run", "tasks", "--rerun-errors", first.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let rerun = std::fs::read_to_string(only_report(root).join("runs.csv")).unwrap();
+    let rows: Vec<&str> = rerun.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{rerun}");
+    assert!(
+        rows[0].starts_with("sh-args,openai,scripted-gpt,1,passed"),
+        "{rerun}"
+    );
+}
