@@ -235,10 +235,7 @@ impl ScriptedServer {
     /// The base URL to put in a [`crate::providers::ModelSpec`]: `http://127.0.0.1:PORT` for
     /// Anthropic, `http://127.0.0.1:PORT/v1` for OpenAI.
     pub fn base_url(&self) -> String {
-        match self.api {
-            ApiKind::AnthropicMessages => format!("http://{}", self.addr),
-            ApiKind::OpenaiCompletions => format!("http://{}/v1", self.addr),
-        }
+        base_url_for(self.addr, self.api)
     }
 
     /// The address the server listens on.
@@ -276,26 +273,7 @@ pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
     let script = Arc::new(script);
     let task = {
         let state = state.clone();
-        tokio::spawn(async move {
-            // Dropping the set (when this task is aborted) aborts every connection.
-            let mut connections = tokio::task::JoinSet::new();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let state = state.clone();
-                let script = script.clone();
-                connections.spawn(async move {
-                    let service = hyper::service::service_fn(move |req| {
-                        handle(req, state.clone(), script.clone())
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                        .await;
-                });
-                while connections.try_join_next().is_some() {}
-            }
-        })
+        serve(listener, move |req| handle(req, state.clone(), script.clone()))
     };
     ScriptedServer {
         addr,
@@ -305,9 +283,75 @@ pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
     }
 }
 
-type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+/// `http://ADDR` for Anthropic (whose paths start with `/v1`), `http://ADDR/v1` for OpenAI.
+pub(super) fn base_url_for(addr: SocketAddr, api: ApiKind) -> String {
+    match api {
+        ApiKind::AnthropicMessages => format!("http://{addr}"),
+        ApiKind::OpenaiCompletions => format!("http://{addr}/v1"),
+    }
+}
 
-fn full(status: u16, content_type: &str, text: String) -> Response<Body> {
+/// Serves HTTP/1.1 on `listener` with `handler`, one task per connection, until the returned
+/// task is aborted (which aborts every connection too).
+pub(super) fn serve<H, F>(listener: tokio::net::TcpListener, handler: H) -> tokio::task::JoinHandle<()>
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        // Dropping the set (when this task is aborted) aborts every connection.
+        let mut connections = tokio::task::JoinSet::new();
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let handler = handler.clone();
+            connections.spawn(async move {
+                let service = hyper::service::service_fn(handler);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+            while connections.try_join_next().is_some() {}
+        }
+    })
+}
+
+/// Which API a request is for, by method and path (query ignored); `None` for anything else.
+pub(super) fn route(method: &str, path: &str) -> Option<ApiKind> {
+    match (method, path.split('?').next().unwrap_or("")) {
+        ("POST", "/v1/messages") => Some(ApiKind::AnthropicMessages),
+        ("POST", "/chat/completions" | "/v1/chat/completions") => Some(ApiKind::OpenaiCompletions),
+        _ => None,
+    }
+}
+
+/// The SSE events of a complete reply to `turn` (the `turn_no`th of its conversation, its first
+/// tool call numbered `first_call_no`) in `api`'s wire format.
+pub(super) fn reply_events(
+    api: ApiKind,
+    turn: &Turn,
+    turn_no: usize,
+    first_call_no: usize,
+    model: String,
+    usage: ScriptedUsage,
+) -> Vec<SseEvent> {
+    let reply = Reply {
+        turn,
+        turn_no,
+        first_call_no,
+        model,
+        usage,
+    };
+    match api {
+        ApiKind::AnthropicMessages => anthropic_events(&reply),
+        ApiKind::OpenaiCompletions => openai_events(&reply),
+    }
+}
+
+pub(super) type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+pub(super) fn full(status: u16, content_type: &str, text: String) -> Response<Body> {
     Response::builder()
         .status(status)
         .header("content-type", content_type)
@@ -345,11 +389,7 @@ async fn handle(
     };
     let body = serde_json::from_slice::<Value>(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    let api = match (method.as_str(), path.split('?').next().unwrap_or("")) {
-        ("POST", "/v1/messages") => Some(ApiKind::AnthropicMessages),
-        ("POST", "/chat/completions" | "/v1/chat/completions") => Some(ApiKind::OpenaiCompletions),
-        _ => None,
-    };
+    let api = route(&method, &path);
     let model = body["model"].as_str().unwrap_or("scripted").to_owned();
     let (turn_no, prev_prompt) = {
         let mut st = state.lock().expect("state lock");
@@ -390,13 +430,6 @@ async fn handle(
         .map(|t| t.tool_calls.len())
         .sum::<usize>()
         + 1;
-    let reply = Reply {
-        turn,
-        turn_no: turn_no + 1,
-        first_call_no,
-        model,
-        usage: usage_for(turn, bytes.len() as u64 / 4, prev_prompt),
-    };
     if let Some(fault) = &turn.fault {
         if let Some(status) = fault.status {
             let mut resp = full(
@@ -416,10 +449,14 @@ async fn handle(
             return Ok(resp);
         }
     }
-    let mut events = match api {
-        ApiKind::AnthropicMessages => anthropic_events(&reply),
-        ApiKind::OpenaiCompletions => openai_events(&reply),
-    };
+    let mut events = reply_events(
+        api,
+        turn,
+        turn_no + 1,
+        first_call_no,
+        model,
+        usage_for(turn, bytes.len() as u64 / 4, prev_prompt),
+    );
     let mut ending = Ending::Complete;
     if let Some(fault) = &turn.fault {
         if let Some(n) = fault.cut_after_events {
@@ -466,7 +503,7 @@ fn sse_response(events: Vec<SseEvent>, ending: Ending) -> Response<Body> {
 }
 
 /// The API's JSON error body for a status.
-fn error_body(api: ApiKind, status: u16, message: &str) -> String {
+pub(super) fn error_body(api: ApiKind, status: u16, message: &str) -> String {
     let kind = match status {
         400 => "invalid_request_error",
         401 => "authentication_error",

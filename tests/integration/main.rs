@@ -3,6 +3,7 @@
 mod cassettes;
 mod cli_tool;
 mod edit;
+mod load;
 mod providers;
 mod reports;
 mod run;
