@@ -11,6 +11,7 @@
 //! `max_in_flight` is set to the same):
 //! - `fixed`: no model at all: per run, the workspace copy, the `true` check and the diff, as
 //!   the runner does them (the per-run cost any turn count pays once);
+//! - `HTTP client setup`: building the runner's per-run `LiveTransport` (reqwest + rustls) alone;
 //! - `1 turn`: the runner, live, one final text reply per run;
 //! - `N turns`: the runner, live, `--turns N` (default 4) model turns per run: N-1 turns calling
 //!   `read README.md`, then the final reply.
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 use harness::cassettes::CassetteMode;
 use harness::providers::catalog::Catalog;
 use harness::providers::config::HarnessConfig;
+use harness::providers::live::LiveTransport;
 use harness::runner::{self, RunOptions, Silent};
 use harness::scoring::{self, Outcome};
 use harness::tasks::{self, Task};
@@ -60,33 +62,63 @@ fn main() {
             .remove(0),
     );
 
-    println!("provider throughput: {runs} runs per scenario, {jobs} in flight, CPU tick 1/{tick} s");
+    println!(
+        "provider throughput: {runs} runs per scenario, {jobs} in flight, CPU tick 1/{tick} s"
+    );
+    let one_turn = ServerProcess::start(1);
+    let many_turns = ServerProcess::start(turns);
     // Warm up: page cache, connection code paths, the check's binary.
-    let _ = runtime.block_on(fixed_cost(&task, 64.min(runs), jobs));
-    let _ = live_runs(&runtime, &task, dir.path(), 64.min(runs), jobs, 1);
+    runtime.block_on(fixed_cost(&task, 64.min(runs), jobs));
+    live_runs(
+        &runtime,
+        &task,
+        dir.path(),
+        &one_turn,
+        (64.min(runs), jobs, 1),
+    );
 
-    let fixed = measure(tick, runs, 0, || {
+    let fixed = measure(tick, (runs, 0), None, || {
         runtime.block_on(fixed_cost(&task, runs, jobs));
     });
-    let one = measure(tick, runs, runs, || {
-        live_runs(&runtime, &task, dir.path(), runs, jobs, 1);
+    // One HTTP client per run: the runner builds a `LiveTransport` (reqwest + rustls) per run.
+    let transports = measure(tick, (runs, 0), None, || {
+        for _ in 0..runs {
+            drop(std::hint::black_box(LiveTransport::new().unwrap()));
+        }
     });
-    let many = measure(tick, runs, runs * turns, || {
-        live_runs(&runtime, &task, dir.path(), runs, jobs, turns);
+    let one = measure(tick, (runs, runs), Some(&one_turn), || {
+        live_runs(&runtime, &task, dir.path(), &one_turn, (runs, jobs, 1));
     });
+    let many = measure(tick, (runs, runs * turns), Some(&many_turns), || {
+        live_runs(
+            &runtime,
+            &task,
+            dir.path(),
+            &many_turns,
+            (runs, jobs, turns),
+        );
+    });
+    drop((one_turn, many_turns));
 
     println!();
     println!(
-        "| scenario | wall s | runs/s | turns/s | harness CPU s | CPU ms/run | CPU ms/turn | children CPU s |"
+        "| scenario | wall s | runs/s | turns/s | harness CPU s | CPU ms/run | CPU ms/turn | checks CPU s | server CPU s |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (name, m) in [
-        ("fixed (workspace + check + diff, no model)".to_owned(), &fixed),
+        (
+            "fixed (workspace + check + diff, no model)".to_owned(),
+            &fixed,
+        ),
+        (
+            "HTTP client setup only (`LiveTransport::new`)".to_owned(),
+            &transports,
+        ),
         ("1 turn per run".to_owned(), &one),
         (format!("{turns} turns per run"), &many),
     ] {
         println!(
-            "| {name} | {:.2} | {:.0} | {} | {:.2} | {:.2} | {} | {:.2} |",
+            "| {name} | {:.2} | {:.0} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} |",
             m.wall.as_secs_f64(),
             m.runs as f64 / m.wall.as_secs_f64(),
             if m.turns > 0 {
@@ -101,7 +133,8 @@ fn main() {
             } else {
                 "-".to_owned()
             },
-            m.children_cpu
+            m.children_cpu,
+            m.server_cpu
         );
     }
     let extra_turns = (many.turns - one.turns) as f64;
@@ -130,10 +163,18 @@ struct Measured {
     cpu: f64,
     /// Seconds of CPU of waited-for children (the checks).
     children_cpu: f64,
+    /// Seconds of CPU of the load server process.
+    server_cpu: f64,
 }
 
-fn measure(tick: f64, runs: usize, turns: usize, work: impl FnOnce()) -> Measured {
-    let (cpu0, child0) = cpu_seconds(tick);
+fn measure(
+    tick: f64,
+    (runs, turns): (usize, usize),
+    server: Option<&ServerProcess>,
+    work: impl FnOnce(),
+) -> Measured {
+    let server_cpu = || server.map_or(0.0, |s| s.cpu(tick));
+    let (cpu0, child0, server0) = (cpu_seconds(tick).0, cpu_seconds(tick).1, server_cpu());
     let started = Instant::now();
     work();
     let wall = started.elapsed();
@@ -144,12 +185,18 @@ fn measure(tick: f64, runs: usize, turns: usize, work: impl FnOnce()) -> Measure
         wall,
         cpu: cpu1 - cpu0,
         children_cpu: child1 - child0,
+        server_cpu: server_cpu() - server0,
     }
 }
 
 /// (utime + stime, cutime + cstime) of this process, in seconds.
 fn cpu_seconds(tick: f64) -> (f64, f64) {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    process_cpu_seconds("/proc/self/stat", tick)
+}
+
+/// (utime + stime, cutime + cstime) of the process whose `stat` file is `path`, in seconds.
+fn process_cpu_seconds(path: &str, tick: f64) -> (f64, f64) {
+    let stat = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
     // Fields after the command name (which may hold spaces) start at field 3 (state).
     let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
     let fields: Vec<f64> = rest
@@ -189,28 +236,51 @@ async fn fixed_cost(task: &Arc<Task>, runs: usize, jobs: usize) {
     }
 }
 
-/// `runs` live runs through the runner against a load server process answering `turns` turns
-/// per run.
+/// The load server, in a child process (this binary with `--serve`).
+struct ServerProcess {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl ServerProcess {
+    /// Starts a server answering `turns` turns per run and waits for its port.
+    fn start(turns: usize) -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--serve", "--turns", &turns.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the load server process");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the server prints its port");
+        ServerProcess { child, port }
+    }
+
+    /// The server's CPU time so far (user + system), in seconds.
+    fn cpu(&self, tick: f64) -> f64 {
+        process_cpu_seconds(&format!("/proc/{}/stat", self.child.id()), tick).0
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Closing its stdin stops the server.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// `runs` live runs through the runner against `server`, which answers `turns` turns per run.
 fn live_runs(
     runtime: &tokio::runtime::Runtime,
     task: &Arc<Task>,
     scratch: &Path,
-    runs: usize,
-    jobs: usize,
-    turns: usize,
+    server: &ServerProcess,
+    (runs, jobs, turns): (usize, usize, usize),
 ) {
-    let mut server = Command::new(std::env::current_exe().unwrap())
-        .args(["--serve", "--turns", &turns.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the load server process");
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().parse().expect("the server prints its port");
-
     let config = HarnessConfig::parse(
         &format!("providers:\n  openai:\n    max_in_flight: {jobs}\n"),
         Path::new("harness.yaml"),
@@ -221,7 +291,7 @@ fn live_runs(
     options.catalog = Arc::new(Catalog::with_config(&config).unwrap());
     options.mode = CassetteMode::Live;
     options.models = vec!["openai/load-gpt".parse().unwrap()];
-    options.base_url = Some(format!("http://127.0.0.1:{port}/v1"));
+    options.base_url = Some(format!("http://127.0.0.1:{}/v1", server.port));
     options.key_env = Arc::new(|_| Some("bench-key-not-secret".to_owned()));
     options.jobs = jobs;
     options.epochs = u32::try_from(runs).unwrap();
@@ -231,9 +301,6 @@ fn live_runs(
         assert_eq!(r.outcome, Outcome::Passed, "{} {:?}", r.reason, r.detail);
         assert_eq!(r.turns as usize, turns);
     }
-    // Closing its stdin stops the server.
-    drop(server.stdin.take());
-    server.wait().unwrap();
 }
 
 /// The `--serve` side: a load server answering `turns` turns per run, instantly, no 429s, until

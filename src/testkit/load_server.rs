@@ -259,7 +259,11 @@ async fn handle(
         Err(e) => return Ok(full(400, "text/plain", format!("unreadable body: {e}"))),
     };
     let Some(api) = route(&method, &path) else {
-        return Ok(full(404, "text/plain", format!("no route for {method} {path}")));
+        return Ok(full(
+            404,
+            "text/plain",
+            format!("no route for {method} {path}"),
+        ));
     };
     if !config.delay.is_zero() {
         tokio::time::sleep(config.delay).await;
@@ -283,10 +287,7 @@ async fn handle(
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or("load").to_owned();
     let earlier_turns = body["messages"].as_array().map_or(0, |messages| {
-        messages
-            .iter()
-            .filter(|m| m["role"] == "assistant")
-            .count()
+        messages.iter().filter(|m| m["role"] == "assistant").count()
     });
     let turn = if earlier_turns + 1 < config.turns_per_run {
         Turn {
@@ -305,10 +306,17 @@ async fn handle(
         cache_read: 0,
         cache_write: 0,
     };
-    let chunks = reply_events(api, &turn, earlier_turns + 1, earlier_turns + 1, model, usage)
-        .iter()
-        .map(|e| Bytes::from(encode_event(e)))
-        .collect();
+    let chunks = reply_events(
+        api,
+        &turn,
+        earlier_turns + 1,
+        earlier_turns + 1,
+        model,
+        usage,
+    )
+    .iter()
+    .map(|e| Bytes::from(encode_event(e)))
+    .collect();
     Ok(Response::builder()
         .status(200)
         .header("content-type", "text/event-stream")
@@ -381,7 +389,10 @@ mod tests {
             ..LoadConfig::default()
         })
         .await;
-        let anthropic = format!("{}/v1/messages", server.base_url(ApiKind::AnthropicMessages));
+        let anthropic = format!(
+            "{}/v1/messages",
+            server.base_url(ApiKind::AnthropicMessages)
+        );
         let openai = format!(
             "{}/chat/completions",
             server.base_url(ApiKind::OpenaiCompletions)
@@ -394,7 +405,11 @@ mod tests {
         assert!(text.starts_with("event: message_start\n"), "{text}");
         assert!(text.contains("\"text\":\"Done.\""), "{text}");
         assert!(text.contains("\"stop_reason\":\"end_turn\""), "{text}");
-        assert!(text.trim_end().ends_with("data: {\"type\":\"message_stop\"}"), "{text}");
+        assert!(
+            text.trim_end()
+                .ends_with("data: {\"type\":\"message_stop\"}"),
+            "{text}"
+        );
 
         let r = post(&openai, request.clone()).await;
         assert_eq!(r.status(), 200);
@@ -434,7 +449,10 @@ mod tests {
             ..LoadConfig::default()
         })
         .await;
-        let url = format!("{}/v1/messages", server.base_url(ApiKind::AnthropicMessages));
+        let url = format!(
+            "{}/v1/messages",
+            server.base_url(ApiKind::AnthropicMessages)
+        );
         let first = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
         let text = post(&url, first.clone()).await.text().await.unwrap();
         assert!(text.contains("\"type\":\"tool_use\""), "{text}");

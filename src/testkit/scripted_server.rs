@@ -273,7 +273,9 @@ pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
     let script = Arc::new(script);
     let task = {
         let state = state.clone();
-        serve(listener, move |req| handle(req, state.clone(), script.clone()))
+        serve(listener, move |req| {
+            handle(req, state.clone(), script.clone())
+        })
     };
     ScriptedServer {
         addr,
@@ -293,7 +295,10 @@ pub(super) fn base_url_for(addr: SocketAddr, api: ApiKind) -> String {
 
 /// Serves HTTP/1.1 on `listener` with `handler`, one task per connection, until the returned
 /// task is aborted (which aborts every connection too).
-pub(super) fn serve<H, F>(listener: tokio::net::TcpListener, handler: H) -> tokio::task::JoinHandle<()>
+pub(super) fn serve<H, F>(
+    listener: tokio::net::TcpListener,
+    handler: H,
+) -> tokio::task::JoinHandle<()>
 where
     H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,

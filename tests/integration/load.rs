@@ -108,14 +108,21 @@ async fn two_hundred_runs_at_64_jobs_stay_within_the_provider_limit_and_retry_ev
     );
     assert!(stats.rate_limited > 0, "some requests were rate limited");
     assert_eq!(stats.in_flight, 0);
-    assert_eq!(retries, stats.rate_limited, "every 429 was retried and counted");
+    assert_eq!(
+        retries, stats.rate_limited,
+        "every 429 was retried and counted"
+    );
     assert_eq!(attempts, stats.requests, "every request is an attempt");
     assert_eq!(stats.requests, u64::from(RUNS) + stats.rate_limited);
 
     let reports = dir.path().join("report");
     let paths = harness::reports::write_report(&reports, &records, &[]).unwrap();
     let summary = std::fs::read_to_string(&paths.summary_csv).unwrap();
-    assert_eq!(sum_column(&summary, "retries"), stats.rate_limited, "{summary}");
+    assert_eq!(
+        sum_column(&summary, "retries"),
+        stats.rate_limited,
+        "{summary}"
+    );
     let runs = std::fs::read_to_string(&paths.runs_csv).unwrap();
     assert_eq!(sum_column(&runs, "retries"), stats.rate_limited);
     let markdown = std::fs::read_to_string(&paths.summary_md).unwrap();
