@@ -265,17 +265,14 @@ impl Drop for ScriptedServer {
 /// # Panics
 /// If no port on 127.0.0.1 can be bound (the tests cannot run then).
 pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind a port on 127.0.0.1 for the scripted server");
-    let addr = listener.local_addr().expect("local address");
     let state = Arc::new(Mutex::new(State::default()));
     let script = Arc::new(script);
-    let task = {
+    let (addr, task) = {
         let state = state.clone();
-        serve(listener, move |req| {
+        serve("the scripted server", move |req| {
             handle(req, state.clone(), script.clone())
         })
+        .await
     };
     ScriptedServer {
         addr,
@@ -293,17 +290,24 @@ pub(super) fn base_url_for(addr: SocketAddr, api: ApiKind) -> String {
     }
 }
 
-/// Serves HTTP/1.1 on `listener` with `handler`, one task per connection, until the returned
-/// task is aborted (which aborts every connection too).
-pub(super) fn serve<H, F>(
-    listener: tokio::net::TcpListener,
+/// Binds a free port of 127.0.0.1 and serves HTTP/1.1 there with `handler`, one task per
+/// connection, until the returned task is aborted (which aborts every connection too).
+///
+/// # Panics
+/// If no port can be bound; `server` names the server in the message.
+pub(super) async fn serve<H, F>(
+    server: &str,
     handler: H,
-) -> tokio::task::JoinHandle<()>
+) -> (SocketAddr, tokio::task::JoinHandle<()>)
 where
     H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: std::future::Future<Output = Result<Response<Body>, Infallible>> + Send + 'static,
 {
-    tokio::spawn(async move {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("failed to bind a port on 127.0.0.1 for {server}: {e}"));
+    let addr = listener.local_addr().expect("local address");
+    let task = tokio::spawn(async move {
         // Dropping the set (when this task is aborted) aborts every connection.
         let mut connections = tokio::task::JoinSet::new();
         loop {
@@ -319,7 +323,8 @@ where
             });
             while connections.try_join_next().is_some() {}
         }
-    })
+    });
+    (addr, task)
 }
 
 /// Which API a request is for, by method and path (query ignored); `None` for anything else.
