@@ -5,5 +5,6 @@ mod cli_tool;
 mod edit;
 mod providers;
 mod reports;
+mod retry;
 mod run;
 mod tasks;
