@@ -23,6 +23,8 @@ fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     let (provider, model) = match api {
         ApiKind::AnthropicMessages => ("anthropic", "claude-test"),
         ApiKind::OpenaiCompletions => ("openai", "gpt-test"),
+        ApiKind::OpenaiResponses => ("openai", "gpt-resp-test"),
+        ApiKind::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
     };
     ModelSpec {
         provider: provider.into(),
@@ -527,7 +529,7 @@ async fn sent_for_capture(api: ApiKind) -> harness::testkit::RecordedRequest {
     let p = provider(api, &server, Duration::from_secs(10));
     let options = RequestOptions {
         max_tokens: 32000,
-        temperature: None,
+        ..RequestOptions::default()
     };
     p.complete(&capture_context(), &options).await.unwrap();
     server.requests().remove(0)
