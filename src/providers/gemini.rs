@@ -305,9 +305,8 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
                             .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()))
                 });
                 if merge {
-                    if let Some(parts) = out
-                        .last_mut()
-                        .and_then(|last| last["parts"].as_array_mut())
+                    if let Some(parts) =
+                        out.last_mut().and_then(|last| last["parts"].as_array_mut())
                     {
                         parts.push(part);
                     }
@@ -409,7 +408,11 @@ pub async fn read_stream(
             msg.response_id = Some(id.to_owned());
         }
         let candidate = &chunk["candidates"][0];
-        for part in candidate["content"]["parts"].as_array().into_iter().flatten() {
+        for part in candidate["content"]["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
             let sig = part["thoughtSignature"].as_str().filter(|s| !s.is_empty());
             if let Some(text) = part["text"].as_str() {
                 let thought = part["thought"] == json!(true);
@@ -530,9 +533,11 @@ mod tests {
             parts(json!([{"text": ".", "thought": true}])),
             parts(json!([{"text": "Read"}])),
             parts(json!([{"text": "ing."}])),
-            parts(json!([{"functionCall": {"name": "read", "args": {"path": "a.txt"}}},
+            parts(
+                json!([{"functionCall": {"name": "read", "args": {"path": "a.txt"}}},
                          {"functionCall": {"name": "ls", "args": {}, "id": "x"}},
-                         {"functionCall": {"name": "ls", "id": "x"}}])),
+                         {"functionCall": {"name": "ls", "id": "x"}}]),
+            ),
             json!({"candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "STOP"}],
                    "usageMetadata": {"promptTokenCount": 100, "cachedContentTokenCount": 20,
                                      "candidatesTokenCount": 30, "thoughtsTokenCount": 12, "totalTokenCount": 142}}),
@@ -581,7 +586,11 @@ mod tests {
         for (reason, stop, error) in [
             ("STOP", StopReason::Stop, None),
             ("MAX_TOKENS", StopReason::Length, None),
-            ("SAFETY", StopReason::Error, Some("An unknown error occurred")),
+            (
+                "SAFETY",
+                StopReason::Error,
+                Some("An unknown error occurred"),
+            ),
         ] {
             let s = stream(&[
                 parts(json!([{"text": "x"}])),
@@ -593,7 +602,8 @@ mod tests {
             assert_eq!(m.stop_reason, stop, "{reason}");
             assert_eq!(m.error_message.as_deref(), error);
         }
-        let s = stream(&[json!({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})]);
+        let s =
+            stream(&[json!({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})]);
         let m = read_stream(&spec("gemini-2.5-flash"), s, &counter)
             .await
             .unwrap();

@@ -11,9 +11,9 @@ pub mod anthropic;
 pub mod catalog;
 pub mod config;
 pub mod errors;
+pub mod gemini;
 pub mod limiter;
 pub mod live;
-pub mod gemini;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod retry;
@@ -262,9 +262,9 @@ pub fn build_with(
             openai_responses::OpenAiResponses::new(spec, transport)
                 .with_idle_timeout(settings.idle_timeout),
         ),
-        ApiKind::GoogleGenerativeAi => Arc::new(
-            gemini::Gemini::new(spec, transport).with_idle_timeout(settings.idle_timeout),
-        ),
+        ApiKind::GoogleGenerativeAi => {
+            Arc::new(gemini::Gemini::new(spec, transport).with_idle_timeout(settings.idle_timeout))
+        }
     }
 }
 

@@ -161,9 +161,8 @@ fn text_item_id(signature: Option<&str>, msg_index: usize) -> (String, Option<St
 
 /// The `input` array: the system prompt, then Pi's transforms and conversion.
 pub fn convert_input(spec: &ModelSpec, context: &Context, reasoning: bool) -> Vec<Value> {
-    let normalize = |id: &str, source: &AssistantMessage| {
-        normalize_id_openai_responses(id, spec, source)
-    };
+    let normalize =
+        |id: &str, source: &AssistantMessage| normalize_id_openai_responses(id, spec, source);
     let messages = transform_messages_from(&context.messages, spec, &normalize);
     let mut out = Vec::new();
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
@@ -275,7 +274,9 @@ pub fn convert_input(spec: &ModelSpec, context: &Context, reasoning: bool) -> Ve
                     json!(text)
                 };
                 let call_id = tr.tool_call_id.split('|').next().unwrap_or("");
-                out.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+                out.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
             }
         }
         msg_index += 1;
@@ -319,7 +320,10 @@ pub fn parse_usage(u: &Value) -> Usage {
         .as_u64()
         .unwrap_or(0);
     Usage {
-        input: u["input_tokens"].as_u64().unwrap_or(0).saturating_sub(cached),
+        input: u["input_tokens"]
+            .as_u64()
+            .unwrap_or(0)
+            .saturating_sub(cached),
         output: u["output_tokens"].as_u64().unwrap_or(0),
         cache_read: cached,
         cache_write: 0,
@@ -591,7 +595,11 @@ pub async fn read_stream(
                             .unwrap_or(default)
                             .to_owned()
                     };
-                    format!("{}: {}", part("code", "unknown"), part("message", "no message"))
+                    format!(
+                        "{}: {}",
+                        part("code", "unknown"),
+                        part("message", "no message")
+                    )
                 } else if let Some(reason) = reason.filter(|r| !r.is_empty()) {
                     format!("incomplete: {reason}")
                 } else {
@@ -811,7 +819,10 @@ mod tests {
         assert!(body.get("reasoning").is_none() && body.get("include").is_none());
         options.thinking = Some(ThinkingLevel::High);
         let body = build_body(&spec(), &ctx, &options);
-        assert_eq!(body["reasoning"], json!({"effort": "high", "summary": "auto"}));
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "high", "summary": "auto"})
+        );
         assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
         options.thinking = Some(ThinkingLevel::Off);
         let body = build_body(&spec(), &ctx, &options);

@@ -3,4 +3,5 @@
 mod cli_tool;
 mod edit;
 mod providers;
+mod providers_more;
 mod tasks;

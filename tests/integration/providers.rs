@@ -24,7 +24,7 @@ const ALL: [ApiKind; 4] = [
     ApiKind::GoogleGenerativeAi,
 ];
 
-fn spec(api: ApiKind, base_url: String) -> ModelSpec {
+pub(super) fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     let (provider, model) = match api {
         ApiKind::AnthropicMessages => ("anthropic", "claude-test"),
         ApiKind::OpenaiCompletions => ("openai", "gpt-test"),
@@ -41,7 +41,7 @@ fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     }
 }
 
-fn transport() -> Arc<LiveTransport> {
+pub(super) fn transport() -> Arc<LiveTransport> {
     Arc::new(
         LiveTransport::with_config(LiveTransportConfig {
             use_system_proxy: false,
@@ -51,12 +51,12 @@ fn transport() -> Arc<LiveTransport> {
     )
 }
 
-async fn serve(api: ApiKind, yaml: &str) -> ScriptedServer {
+pub(super) async fn serve(api: ApiKind, yaml: &str) -> ScriptedServer {
     let script = parse_script(yaml, "inline.yaml").expect("valid script");
     testkit::start(script, api).await
 }
 
-fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Provider> {
+pub(super) fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Provider> {
     build_with(
         spec(api, server.base_url()),
         transport(),
@@ -67,7 +67,7 @@ fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Pr
     )
 }
 
-fn hello() -> Context {
+pub(super) fn hello() -> Context {
     Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![Message::User {
@@ -78,7 +78,7 @@ fn hello() -> Context {
 }
 
 /// Runs one request of `yaml`'s first turn and returns the result and the server.
-async fn one(
+pub(super) async fn one(
     api: ApiKind,
     yaml: &str,
 ) -> (Result<AssistantMessage, ProviderError>, ScriptedServer) {
@@ -495,14 +495,14 @@ async fn a_closed_port_is_a_connection_error() {
 // ---------------------------------------------------------------------------------------------
 // Request bodies: the capture's history, rebuilt in Rust, must give Pi's captured bodies.
 
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+pub(super) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
 
-fn capture() -> Value {
+pub(super) fn capture() -> Value {
     serde_json::from_str(include_str!("fixtures/pi-provider-capture.json")).unwrap()
 }
 
 /// An assistant message from another model (OpenAI Responses), so ids get normalised.
-fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
+pub(super) fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
     Message::Assistant(AssistantMessage {
         content,
         api: "openai-responses".into(),
@@ -515,7 +515,7 @@ fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
     })
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
+pub(super) fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
     AssistantBlock::ToolCall(ToolCall {
         id: id.into(),
         name: name.into(),
@@ -523,7 +523,7 @@ fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
     })
 }
 
-fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
+pub(super) fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: id.into(),
         tool_name: name.into(),
@@ -534,7 +534,7 @@ fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Messag
 
 /// The history of `pi-provider-capture.json`: tool calls, an image tool result, a tool error and
 /// a foreign-provider tool id.
-fn capture_context() -> Context {
+pub(super) fn capture_context() -> Context {
     Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![
