@@ -22,6 +22,8 @@
 //!       - name: read
 //!         arguments: {path: tests/test_calc.py}
 //!     stop_reason: stop            # optional: stop | length | toolUse, or a raw wire value
+//!                                  # (a Responses status such as `cancelled`; `failed` sends
+//!                                  # `response.failed`; a Gemini finishReason such as `SAFETY`)
 //!     usage: {input: 10, output: 5, cache_read: 0, cache_write: 0}   # optional
 //!   - fault: {status: 429, retry_after: 1, body: "slow down"}   # or one of:
 //!     # fault: {cut_after_events: 3} | {stall_after_events: 2} | {error_event: "Overloaded"}
