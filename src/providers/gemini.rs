@@ -4,8 +4,10 @@
 //! responses merged into one user turn, and the chunk reader.
 //!
 //! Key order inside objects follows the SDK's converters (the capture confirms `parts` before
-//! `role`, `args` before `name`, `data` before `mimeType`); the place of `id` (only sent for
-//! `claude-`/`gpt-oss-` models) and of `thoughtSignature` is the SDK's field order, not captured.
+//! `role`, `args` before `name`, `data` before `mimeType`, `temperature` comes before
+//! `maxOutputTokens`). Not captured, taken from the SDK's field order: a part's `thought` and
+//! `thoughtSignature` after its `text`/`functionCall`, `id` first in `functionCall` and `parts`,
+//! `id` before `name` in `functionResponse` (ids are only sent for `claude-`/`gpt-oss-` models).
 //!
 //! Deviations from Pi:
 //! * Tool calls without an id (Gemini usually gives none) get `${name}_${n}`, `n` counting the
@@ -222,10 +224,10 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
                                 continue;
                             }
                             let mut part = Map::new();
+                            part.insert("text".into(), json!(text));
                             if let Some(sig) = signature(sig) {
                                 part.insert("thoughtSignature".into(), json!(sig));
                             }
-                            part.insert("text".into(), json!(text));
                             parts.push(Value::Object(part));
                         }
                         AssistantBlock::Thinking {
@@ -237,13 +239,13 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
                                 continue;
                             }
                             let mut part = Map::new();
+                            part.insert("text".into(), json!(thinking));
                             if same {
                                 part.insert("thought".into(), json!(true));
                                 if let Some(sig) = signature(sig) {
                                     part.insert("thoughtSignature".into(), json!(sig));
                                 }
                             }
-                            part.insert("text".into(), json!(thinking));
                             parts.push(Value::Object(part));
                         }
                         AssistantBlock::ToolCall(call) => {
@@ -254,13 +256,13 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
                             fc.insert("args".into(), call.arguments.clone());
                             fc.insert("name".into(), json!(call.name));
                             let mut part = Map::new();
+                            part.insert("functionCall".into(), Value::Object(fc));
                             if gemini3 {
                                 part.insert(
                                     "thoughtSignature".into(),
                                     json!("skip_thought_signature_validator"),
                                 );
                             }
-                            part.insert("functionCall".into(), Value::Object(fc));
                             parts.push(Value::Object(part));
                         }
                     }
@@ -654,18 +656,20 @@ mod tests {
         });
         let msgs = vec![Message::Assistant(am.clone()), result.clone()];
         let out = convert_messages(&spec("gemini-3-pro-preview"), &msgs);
+        let expected = json!([
+            {"parts": [
+                {"text": "t", "thought": true, "thoughtSignature": "c2ln"},
+                {"text": "x"},
+                {"functionCall": {"args": {"path": "p"}, "name": "read"}, "thoughtSignature": "skip_thought_signature_validator"},
+            ], "role": "model"},
+            {"parts": [{"functionResponse": {
+                "parts": [{"inlineData": {"data": "AA", "mimeType": "image/png"}}],
+                "name": "read", "response": {"output": "(see attached image)"}}}], "role": "user"},
+        ]);
+        // Byte for byte: key order included.
         assert_eq!(
-            Value::Array(out),
-            json!([
-                {"parts": [
-                    {"thought": true, "thoughtSignature": "c2ln", "text": "t"},
-                    {"text": "x"},
-                    {"thoughtSignature": "skip_thought_signature_validator", "functionCall": {"args": {"path": "p"}, "name": "read"}},
-                ], "role": "model"},
-                {"parts": [{"functionResponse": {
-                    "parts": [{"inlineData": {"data": "AA", "mimeType": "image/png"}}],
-                    "name": "read", "response": {"output": "(see attached image)"}}}], "role": "user"},
-            ])
+            serde_json::to_string(&out).unwrap(),
+            serde_json::to_string(&expected).unwrap()
         );
         // A claude model behind the Gemini API gets normalised ids; other-model thinking is text.
         let out = convert_messages(&spec("claude-x"), &msgs);
