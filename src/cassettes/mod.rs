@@ -1,1 +1,290 @@
-//! Cassettes: recorded provider traffic (`../shared/design/cassettes.md`), a transport that records or replays.
+//! Cassettes: recorded provider traffic (`../shared/design/cassettes.md`), a transport that
+//! records or replays.
+//!
+//! A [`Recorder`] wraps the live transport and writes what passes (secrets refused, the workspace
+//! path replaced by a placeholder); a [`Player`] answers from a file and reports a structured
+//! [`Divergence`] when the request the harness builds now differs from the recorded one. Both
+//! implement [`crate::providers::transport::Transport`], so providers never know which one they
+//! talk to. Depends on `providers` (the transport seam and `ApiKind`) only; never on the agent,
+//! the runner or the reports.
+//!
+//! How a runner uses it (both types are cheap clones sharing state, so keep one clone and hand
+//! the provider an `Arc` of another):
+//!
+//! ```text
+//! let mode = resolve_mode(cli_flag, |k| std::env::var(k).ok())?;
+//! let path = cassette_path(&root, &task.id, &spec.provider, &spec.model);
+//! match mode.plan(path.exists()) {
+//!     CassettePlan::Replay => {
+//!         let player = Player::load(&path, task_rules, &workspace)?;   // Missing -> hint to record
+//!         let provider = providers::build(spec, Arc::new(player.clone()));
+//!         /* run */  player.divergence()  /  player.unused_interactions()
+//!     }
+//!     CassettePlan::Record => {
+//!         let recorder = Recorder::new(live, workspace.clone(), keys_in_use);
+//!         let provider = providers::build(spec, Arc::new(recorder.clone()));
+//!         /* run; only if it finished */ recorder.finish(CassetteHeader::new(..), &path)?;
+//!     }
+//!     CassettePlan::Live => { /* the live transport directly */ }
+//! }
+//! ```
+
+pub mod compare;
+pub mod format;
+pub mod player;
+pub mod recorder;
+pub mod secrets;
+pub mod sse_capture;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use compare::NormalizeRule;
+pub use format::{Cassette, CassetteHeader, WORKSPACE_PLACEHOLDER};
+pub use player::{Divergence, Player};
+pub use recorder::Recorder;
+pub use secrets::SecretFinding;
+
+/// How the harness uses cassettes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CassetteMode {
+    /// Answer from cassettes only; never touch the network. A missing cassette is an error.
+    Replay,
+    /// Call the live provider and (re)write the cassette.
+    Record,
+    /// Replay what exists, record what is missing. Behaves as `replay` under `CI`.
+    Auto,
+    /// Call the live provider, no cassette read or written.
+    Live,
+}
+
+/// The environment variable naming the mode when no flag is given.
+pub const MODE_ENV: &str = "HARNESS_CASSETTE_MODE";
+
+/// What to do for one task, once the mode and the cassette's existence are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CassettePlan {
+    Replay,
+    Record,
+    Live,
+}
+
+impl CassetteMode {
+    /// The plan for one task: `auto` records only when the cassette does not exist.
+    pub fn plan(self, cassette_exists: bool) -> CassettePlan {
+        match self {
+            CassetteMode::Replay => CassettePlan::Replay,
+            CassetteMode::Record => CassettePlan::Record,
+            CassetteMode::Live => CassettePlan::Live,
+            CassetteMode::Auto if cassette_exists => CassettePlan::Replay,
+            CassetteMode::Auto => CassettePlan::Record,
+        }
+    }
+}
+
+/// Whether `CI` is set in the sense of the spec: to anything but empty, `0` or `false`.
+pub fn ci_set(value: Option<&str>) -> bool {
+    match value.map(str::trim) {
+        None | Some("") | Some("0") => false,
+        Some(v) => !v.eq_ignore_ascii_case("false"),
+    }
+}
+
+/// The effective mode: an explicit flag beats `HARNESS_CASSETTE_MODE` beats the default
+/// (`replay`); then, under `CI`, `auto` becomes `replay`. `env` looks a variable up (pass
+/// `|k| std::env::var(k).ok()` in the binary).
+pub fn resolve_mode(
+    flag: Option<CassetteMode>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<CassetteMode, CassetteError> {
+    let mode = match flag {
+        Some(m) => m,
+        None => match env(MODE_ENV).filter(|v| !v.trim().is_empty()) {
+            Some(v) => <CassetteMode as clap::ValueEnum>::from_str(v.trim(), true)
+                .map_err(|_| CassetteError::BadMode { value: v.clone() })?,
+            None => CassetteMode::Replay,
+        },
+    };
+    if mode == CassetteMode::Auto && ci_set(env("CI").as_deref()) {
+        return Ok(CassetteMode::Replay);
+    }
+    Ok(mode)
+}
+
+/// Makes a name safe as one file-name component: anything but `[A-Za-z0-9._-]` becomes `_`,
+/// and a leading `.` becomes `_` (`openai/gpt-4o:latest` -> `openai_gpt-4o_latest`).
+pub fn sanitize_component(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.starts_with('.') || s.is_empty() {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// `<root>/<task-id>/<provider>--<model>.yaml`, provider and model sanitised for file names.
+pub fn cassette_path(root: &Path, task: &str, provider: &str, model: &str) -> PathBuf {
+    root.join(sanitize_component(task)).join(format!(
+        "{}--{}.yaml",
+        sanitize_component(provider),
+        sanitize_component(model)
+    ))
+}
+
+/// The command that records a task's cassette.
+pub fn record_hint(task: &str, provider: &str, model: &str) -> String {
+    format!("harness run tasks/ --task {task} --cassette-mode record --model {provider}/{model}")
+}
+
+/// Why a cassette could not be read, written or used.
+#[derive(Debug, thiserror::Error)]
+pub enum CassetteError {
+    /// Replay mode and no cassette for this task and model.
+    #[error("no cassette at `{}`\nhint: record it with `{hint}`", path.display())]
+    Missing { path: PathBuf, hint: String },
+    /// The file is not valid cassette YAML.
+    #[error("failed to parse cassette `{}` at {location}: {message}", path.display())]
+    Malformed {
+        path: PathBuf,
+        location: String,
+        message: String,
+    },
+    /// The file has another format version.
+    #[error("cassette `{}` has format_version {found}; this harness reads format_version 1", path.display())]
+    Version { path: PathBuf, found: String },
+    /// Reading or writing failed.
+    #[error("failed to {action} cassette `{}`: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The secret scan found something: nothing was written, any existing file was kept.
+    #[error("refused to write cassette `{}`: it would contain {} secret(s); the existing file, if any, is unchanged:\n{}",
+        path.display(), findings.len(),
+        findings.iter().map(|f| format!("  {f}")).collect::<Vec<_>>().join("\n"))]
+    Secret {
+        path: PathBuf,
+        findings: Vec<SecretFinding>,
+    },
+    /// Serialisation failed (should not happen).
+    #[error("failed to serialise cassette `{}`: {message}", path.display())]
+    Serialize { path: PathBuf, message: String },
+    /// `HARNESS_CASSETTE_MODE` holds something else than a mode.
+    #[error("{MODE_ENV}={value:?} is not a cassette mode (replay, record, auto, live)")]
+    BadMode { value: String },
+}
+
+impl CassetteError {
+    /// A `Missing` error whose hint is the command that records it.
+    pub fn missing(path: &Path, task: &str, provider: &str, model: &str) -> Self {
+        CassetteError::Missing {
+            path: path.to_owned(),
+            hint: record_hint(task, provider, model),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CassetteMode::*;
+
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn mode_resolution_table() {
+        type Row<'a> = (Option<CassetteMode>, &'a [(&'a str, &'a str)], CassetteMode);
+        let table: &[Row] = &[
+            (None, &[], Replay),
+            (None, &[("HARNESS_CASSETTE_MODE", "record")], Record),
+            (None, &[("HARNESS_CASSETTE_MODE", "LIVE")], Live),
+            (None, &[("HARNESS_CASSETTE_MODE", "")], Replay),
+            (Some(Live), &[("HARNESS_CASSETTE_MODE", "record")], Live),
+            (Some(Auto), &[], Auto),
+            (Some(Auto), &[("CI", "true")], Replay),
+            (Some(Auto), &[("CI", "1")], Replay),
+            (Some(Auto), &[("CI", "0")], Auto),
+            (Some(Auto), &[("CI", "false")], Auto),
+            (Some(Auto), &[("CI", "FALSE")], Auto),
+            (Some(Auto), &[("CI", "")], Auto),
+            (
+                None,
+                &[("HARNESS_CASSETTE_MODE", "auto"), ("CI", "yes")],
+                Replay,
+            ),
+            (None, &[("HARNESS_CASSETTE_MODE", "auto")], Auto),
+            (Some(Record), &[("CI", "true")], Record),
+            (
+                None,
+                &[("HARNESS_CASSETTE_MODE", "live"), ("CI", "true")],
+                Live,
+            ),
+        ];
+        for (flag, vars, want) in table {
+            assert_eq!(
+                resolve_mode(*flag, env_of(vars)).unwrap(),
+                *want,
+                "flag {flag:?} env {vars:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_env_mode_is_an_error() {
+        let err = resolve_mode(None, env_of(&[("HARNESS_CASSETTE_MODE", "recrod")])).unwrap_err();
+        assert!(err.to_string().contains("\"recrod\""), "{err}");
+        // An explicit flag wins even over a bad variable.
+        assert_eq!(
+            resolve_mode(Some(Live), env_of(&[("HARNESS_CASSETTE_MODE", "recrod")])).unwrap(),
+            Live
+        );
+    }
+
+    #[test]
+    fn auto_plans() {
+        assert_eq!(Auto.plan(true), CassettePlan::Replay);
+        assert_eq!(Auto.plan(false), CassettePlan::Record);
+        assert_eq!(Replay.plan(false), CassettePlan::Replay);
+    }
+
+    #[test]
+    fn paths_are_sanitised() {
+        assert_eq!(
+            cassette_path(
+                Path::new("cassettes"),
+                "fix-bug",
+                "openrouter",
+                "anthropic/claude-3.5:beta"
+            ),
+            PathBuf::from("cassettes/fix-bug/openrouter--anthropic_claude-3.5_beta.yaml")
+        );
+        assert_eq!(sanitize_component("../x"), "_.._x");
+        assert_eq!(sanitize_component(""), "_");
+    }
+
+    #[test]
+    fn missing_error_names_the_record_command() {
+        let e = CassetteError::missing(Path::new("c/t/a--m.yaml"), "t", "anthropic", "m");
+        assert_eq!(
+            e.to_string(),
+            "no cassette at `c/t/a--m.yaml`\nhint: record it with `harness run tasks/ --task t --cassette-mode record --model anthropic/m`"
+        );
+    }
+}

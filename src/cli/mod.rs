@@ -4,6 +4,8 @@
 //! the binary uses is one of the documented constants in [`exit`]. This is the only module that
 //! builds a tokio runtime; the library below it never does.
 
+pub mod dev;
+pub mod run;
 pub mod tool;
 
 use std::process::ExitCode;
@@ -39,6 +41,13 @@ pub enum Command {
     Tool(tool::ToolArgs),
     /// Print the tool definitions the model receives, as JSON.
     Tools(tool::ToolsArgs),
+    /// Run the tasks of a suite against models or cassettes, score them, write reports.
+    Run(run::RunArgs),
+    /// Check every task of a suite without running anything.
+    Validate(run::ValidateArgs),
+    /// Developer commands (re-recording the shipped scripted cassettes).
+    #[command(hide = true, subcommand)]
+    Dev(dev::DevCommand),
 }
 
 /// Entry point of the binary.
@@ -50,6 +59,9 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),
+        Command::Run(args) => run::run(args),
+        Command::Validate(args) => run::validate(args),
+        Command::Dev(command) => dev::run(command),
     }
 }
 

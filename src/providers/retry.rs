@@ -28,6 +28,8 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// A `Retry-After` longer than this is not waited for: the error is returned instead.
     pub max_retry_after: Duration,
+    /// Retry at once instead of sleeping (replaying a cassette: the recorded answers are there).
+    pub no_wait: bool,
 }
 
 impl Default for RetryPolicy {
@@ -37,6 +39,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(120),
+            no_wait: false,
         }
     }
 }
@@ -50,10 +53,19 @@ impl RetryPolicy {
         }
     }
 
+    /// The same policy, retrying without sleeping.
+    pub fn without_waiting(mut self) -> Self {
+        self.no_wait = true;
+        self
+    }
+
     /// The delay before retry number `retry` (0-based) after `error`, or `None` to give up.
     pub fn delay(&self, retry: u32, error: &ProviderError, jitter: f64) -> Option<Duration> {
         if retry >= self.max_retries || !error.is_retryable() {
             return None;
+        }
+        if self.no_wait {
+            return Some(Duration::ZERO);
         }
         if let ProviderError::RateLimited {
             retry_after: Some(after),
@@ -245,6 +257,7 @@ mod tests {
             base_delay: Duration::from_millis(1),
             max_delay: Duration::from_millis(4),
             max_retry_after: Duration::from_secs(1),
+            no_wait: false,
         }
     }
 
@@ -350,5 +363,12 @@ mod tests {
             Some(Duration::from_millis(1000))
         );
         assert_eq!(policy.delay(4, &server_error(), 1.0), None);
+        let replay = policy.without_waiting();
+        assert_eq!(replay.delay(0, &limited(7), 0.3), Some(Duration::ZERO));
+        assert_eq!(
+            replay.delay(4, &server_error(), 1.0),
+            None,
+            "same retry count"
+        );
     }
 }

@@ -1,9 +1,13 @@
 //! `runs.csv` (one row per run) and `summary.csv` (one row per provider and model). The column
-//! order is fixed and documented in `COLUMNS.md`; a test keeps the two in step.
+//! order is fixed and documented in `COLUMNS.md`; a test keeps the two in step. New columns are
+//! appended at the end, so a column keeps its position across versions. [`read_runs_csv`] reads
+//! the run keys back (for `--rerun-errors`).
 
-use crate::scoring::{FAILURE_KINDS, RunRecord};
+use std::path::Path;
 
-use super::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise};
+use crate::scoring::{FAILURE_KINDS, Outcome, RunRecord};
+
+use super::{ModelSummary, ReportError, fmt_cost, fmt_ratio, fmt_secs, summarise};
 
 /// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
 /// `calls_other`.
@@ -71,6 +75,10 @@ pub fn runs_columns() -> Vec<String> {
             "transcript",
             "diff",
             "tags",
+            "error_kind",
+            "retries",
+            "attempts",
+            "counted",
         ]
         .map(String::from),
     );
@@ -78,7 +86,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 21] = [
+pub const SUMMARY_COLUMNS: [&str; 32] = [
     "provider",
     "model",
     "runs",
@@ -100,6 +108,17 @@ pub const SUMMARY_COLUMNS: [&str; 21] = [
     "total_tokens",
     "cost_usd",
     "mean_wall_seconds",
+    "counted_runs",
+    "infra_errors",
+    "skipped",
+    "pass_rate_low",
+    "pass_rate_high",
+    "pass_at_1",
+    "k",
+    "pass_at_k",
+    "pass_at_k_tasks",
+    "retries",
+    "attempts",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -159,6 +178,10 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
         r.transcript_path.clone(),
         r.diff_path.clone(),
         r.tags.join(";"),
+        r.error_kind.clone().unwrap_or_default(),
+        r.retries.to_string(),
+        r.attempts.to_string(),
+        r.counts_for_pass_rate().to_string(),
     ]);
     row
 }
@@ -175,7 +198,7 @@ pub fn runs_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
 
 /// One `summary.csv` row, in [`SUMMARY_COLUMNS`] order.
 pub fn summary_row(s: &ModelSummary) -> Vec<String> {
-    use crate::scoring::Outcome;
+    let interval = s.pass_rate_interval();
     vec![
         s.provider.clone(),
         s.model.clone(),
@@ -200,6 +223,19 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
         s.total_tokens.to_string(),
         fmt_cost(s.cost),
         s.mean_wall_seconds().map(fmt_secs).unwrap_or_default(),
+        s.counted.to_string(),
+        s.infra_errors.to_string(),
+        s.count(Outcome::Skipped).to_string(),
+        fmt_ratio(interval.map(|i| i.low)),
+        fmt_ratio(interval.map(|i| i.high)),
+        fmt_ratio(s.pass_at_1()),
+        s.k().map(|k| k.to_string()).unwrap_or_default(),
+        fmt_ratio(s.pass_at_k()),
+        s.pass_at_k_tasks()
+            .map(|(covered, _)| covered.to_string())
+            .unwrap_or_default(),
+        s.retries.to_string(),
+        s.attempts.to_string(),
     ]
 }
 
@@ -218,4 +254,80 @@ fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
         .into_inner()
         .map_err(|e| ::csv::Error::from(e.into_error()))?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+/// The identity and outcome of one run, as `runs.csv` holds it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunKey {
+    pub task_id: String,
+    pub provider: String,
+    pub model: String,
+    pub epoch: u32,
+    pub outcome: Outcome,
+    /// The `error_kind` cell (`None` when empty, or in a report written before the column
+    /// existed).
+    pub error_kind: Option<String>,
+}
+
+/// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
+/// found by name, so reports with more or fewer trailing columns read the same.
+///
+/// The CLI's `--rerun-errors <report folder>` keeps the keys whose outcome is
+/// [`Outcome::Error`].
+pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
+    let read_err = |source: ::csv::Error| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let malformed = |line: u64, message: String| ReportError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut reader = ::csv::Reader::from_path(path).map_err(read_err)?;
+    let header = reader.headers().map_err(read_err)?.clone();
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let required = |name: &str| {
+        column(name).ok_or_else(|| malformed(1, format!("no `{name}` column in the header")))
+    };
+    let (task, provider, model, epoch, outcome) = (
+        required("task")?,
+        required("provider")?,
+        required("model")?,
+        required("epoch")?,
+        required("outcome")?,
+    );
+    let error_kind = column("error_kind");
+    let mut keys = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(read_err)?;
+        let line = row.position().map_or(0, |p| p.line());
+        let cell = |i: usize| row.get(i).unwrap_or_default();
+        let epoch_cell = cell(epoch);
+        let outcome_cell = cell(outcome);
+        keys.push(RunKey {
+            task_id: cell(task).to_owned(),
+            provider: cell(provider).to_owned(),
+            model: cell(model).to_owned(),
+            epoch: epoch_cell
+                .parse()
+                .map_err(|_| malformed(line, format!("epoch `{epoch_cell}` is not a number")))?,
+            outcome: Outcome::from_name(outcome_cell)
+                .ok_or_else(|| malformed(line, format!("unknown outcome `{outcome_cell}`")))?,
+            error_kind: error_kind
+                .map(cell)
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned),
+        });
+    }
+    Ok(keys)
+}
+
+/// The runs of the report in `report_dir` whose outcome was `error` (infrastructure and model
+/// errors alike; filter on [`RunKey::error_kind`] with
+/// [`crate::scoring::is_infrastructure_kind`] to keep one of them), read from its `runs.csv`.
+pub fn error_runs(report_dir: &Path) -> Result<Vec<RunKey>, ReportError> {
+    let mut keys = read_runs_csv(&report_dir.join("runs.csv"))?;
+    keys.retain(|k| k.outcome == Outcome::Error);
+    Ok(keys)
 }

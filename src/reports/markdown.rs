@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use crate::scoring::{Outcome, RunRecord};
 
-use super::{fmt_cost, fmt_ratio, summarise};
+use super::{
+    CostTotal, UNKNOWN, dollars, fmt_ratio, pass_at_k_label, percent, percent_interval, summarise,
+};
 
 /// Escapes a table cell: `|` and newlines would break the row.
 pub fn cell(text: &str) -> String {
@@ -28,9 +30,16 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-fn percent(x: Option<f64>) -> String {
-    x.map(|x| format!("{:.1}%", x * 100.0))
-        .unwrap_or_else(|| "–".to_owned())
+/// The outcome as the tables show it: `error (rate_limited)` for an error with a kind.
+pub fn outcome_label(r: &RunRecord) -> String {
+    match (&r.outcome, &r.error_kind) {
+        (Outcome::Error, Some(kind)) => format!("error ({kind})"),
+        (outcome, _) => outcome.name().to_owned(),
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// `summary.md` for records already in report order.
@@ -39,21 +48,26 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     let summaries = summarise(records);
     let tasks: BTreeSet<&str> = records.iter().map(|r| r.task_id.as_str()).collect();
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
+    let infra = records
+        .iter()
+        .filter(|r| r.is_infrastructure_error())
+        .count();
+    let retries: u64 = records.iter().map(|r| u64::from(r.retries)).sum();
     let _ = writeln!(out, "# Harness results\n");
     let _ = writeln!(
         out,
-        "{} run{} of {} task{} with {} provider/model pair{}: {} passed, {} failed, {} diverged, {} errored, {} limit reached.\n",
-        records.len(),
-        if records.len() == 1 { "" } else { "s" },
-        tasks.len(),
-        if tasks.len() == 1 { "" } else { "s" },
-        summaries.len(),
-        if summaries.len() == 1 { "" } else { "s" },
+        "{} of {} with {}: {} passed, {} failed, {} diverged, {} errored ({} infrastructure), {} limit reached, {} skipped; {}.\n",
+        plural(records.len(), "run"),
+        plural(tasks.len(), "task"),
+        plural(summaries.len(), "provider/model pair"),
         count(Outcome::Passed),
         count(Outcome::Failed),
         count(Outcome::Diverged),
         count(Outcome::Error),
+        infra,
         count(Outcome::LimitReached),
+        count(Outcome::Skipped),
+        plural(retries as usize, "retried request"),
     );
 
     let _ = writeln!(out, "## By provider and model\n");
@@ -69,19 +83,14 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 s.count(Outcome::Diverged).to_string(),
                 s.count(Outcome::Error).to_string(),
                 s.count(Outcome::LimitReached).to_string(),
+                s.infra_errors.to_string(),
+                s.count(Outcome::Skipped).to_string(),
                 percent(s.pass_rate()),
-                s.mean_turns()
-                    .map(|x| format!("{x:.1}"))
-                    .unwrap_or_default(),
-                s.edit_calls.to_string(),
-                percent(s.edit_failure_rate()),
-                s.input_tokens.to_string(),
-                s.output_tokens.to_string(),
-                s.cache_read_tokens.to_string(),
-                s.cache_write_tokens.to_string(),
-                s.cost
-                    .map(|c| format!("${}", fmt_cost(Some(c))))
-                    .unwrap_or_else(|| "–".to_owned()),
+                percent_interval(s.pass_rate_interval()),
+                percent(s.pass_at_1()),
+                pass_at_k_label(s),
+                s.retries.to_string(),
+                dollars(s.cost, 6),
             ]
         })
         .collect();
@@ -96,7 +105,45 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
             "diverged",
             "error",
             "limit",
+            "infra errors",
+            "skipped",
             "pass rate",
+            "95% CI",
+            "pass@1",
+            "pass@k",
+            "retries",
+            "cost",
+        ],
+        &rows,
+    );
+    let _ = writeln!(
+        out,
+        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`) and skipped runs are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs.",
+        CostTotal::of(&summaries).display(6)
+    );
+
+    let _ = writeln!(out, "\n## Turns and tokens\n");
+    let rows: Vec<Vec<String>> = summaries
+        .iter()
+        .map(|s| {
+            vec![
+                format!("{}/{}", s.provider, s.model),
+                s.mean_turns()
+                    .map(|x| format!("{x:.1}"))
+                    .unwrap_or_else(|| UNKNOWN.to_owned()),
+                s.edit_calls.to_string(),
+                percent(s.edit_failure_rate()),
+                s.input_tokens.to_string(),
+                s.output_tokens.to_string(),
+                s.cache_read_tokens.to_string(),
+                s.cache_write_tokens.to_string(),
+            ]
+        })
+        .collect();
+    table(
+        &mut out,
+        &[
+            "provider/model",
             "mean turns",
             "edit calls",
             "edit failure rate",
@@ -104,7 +151,6 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
             "output tokens",
             "cache read",
             "cache write",
-            "cost",
         ],
         &rows,
     );
@@ -117,7 +163,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 r.task_id.clone(),
                 format!("{}/{}", r.provider, r.model),
                 r.epoch.to_string(),
-                r.outcome.name().to_owned(),
+                outcome_label(r),
                 format!("{}/{}", r.checks_passed, r.checks_total),
                 r.turns.to_string(),
                 format!(

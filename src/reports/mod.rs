@@ -15,6 +15,8 @@
 //!     diff.patch                unified diff of what the agent changed in its workspace
 //! ```
 //!
+//! [`read_runs_csv`] reads the run keys of a previous report back (for `--rerun-errors`).
+//!
 //! Depends on `agent`, `conversation`, `scoring` and `workspace`; never on the runner.
 
 pub mod csv;
@@ -26,9 +28,11 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use csv::{RunKey, error_runs, read_runs_csv};
 pub use terminal::render_terminal_summary;
 
 use crate::agent::AgentRun;
+use crate::scoring::stats::{Interval, Z_95, mean_pass_at_k, wilson_interval};
 use crate::scoring::{Outcome, RunRecord};
 use crate::workspace::WorkspaceDiff;
 
@@ -55,6 +59,18 @@ pub enum ReportError {
         path: PathBuf,
         #[source]
         source: serde_json::Error,
+    },
+    #[error("failed to read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: ::csv::Error,
+    },
+    #[error("failed to read {path}: line {line}: {message}")]
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        message: String,
     },
 }
 
@@ -179,9 +195,23 @@ pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
 pub struct ModelSummary {
     pub provider: String,
     pub model: String,
+    /// Every run, skipped ones and infrastructure errors included.
     pub runs: u32,
     /// Runs per outcome.
     pub outcomes: BTreeMap<Outcome, u32>,
+    /// `error` runs that failed for the infrastructure, not the model
+    /// ([`RunRecord::is_infrastructure_error`]); also counted in `outcomes[Error]`.
+    pub infra_errors: u32,
+    /// Runs that count in pass rates ([`RunRecord::counts_for_pass_rate`]).
+    pub counted: u32,
+    /// Per task: (runs that count, of which passed).
+    pub tasks: BTreeMap<String, (u64, u64)>,
+    /// The highest epoch seen: the `k` of pass@k.
+    pub epochs: u32,
+    /// Requests the retry layer sent again, all runs.
+    pub retries: u64,
+    /// Requests sent, retries included, all runs.
+    pub attempts: u64,
     pub turns: u64,
     pub tool_calls: u64,
     pub edit_calls: u64,
@@ -196,7 +226,7 @@ pub struct ModelSummary {
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub total_tokens: u64,
-    /// Sum over the runs that have a cost; `None` when none has.
+    /// Sum over the runs that have a cost; `None` when none has (unknown price).
     pub cost: Option<f64>,
     pub wall_seconds: f64,
 }
@@ -206,13 +236,61 @@ impl ModelSummary {
         self.outcomes.get(&outcome).copied().unwrap_or(0)
     }
 
-    /// Passed runs over all runs (diverged and errored runs included in the denominator).
+    /// Passed runs over the runs that count (infrastructure errors and skipped runs left out);
+    /// `None` when no run counts.
     pub fn pass_rate(&self) -> Option<f64> {
-        (self.runs > 0).then(|| f64::from(self.count(Outcome::Passed)) / f64::from(self.runs))
+        (self.counted > 0).then(|| f64::from(self.count(Outcome::Passed)) / f64::from(self.counted))
     }
 
+    /// The 95% Wilson score interval of [`ModelSummary::pass_rate`].
+    pub fn pass_rate_interval(&self) -> Option<Interval> {
+        wilson_interval(
+            u64::from(self.count(Outcome::Passed)),
+            u64::from(self.counted),
+            Z_95,
+        )
+    }
+
+    /// pass@1 averaged over tasks (each task weighs the same, whatever its run count).
+    pub fn pass_at_1(&self) -> Option<f64> {
+        self.pass_at(1)
+    }
+
+    /// The `k` of [`ModelSummary::pass_at_k`]: the number of epochs, when more than one.
+    pub fn k(&self) -> Option<u32> {
+        (self.epochs > 1).then_some(self.epochs)
+    }
+
+    /// pass@k for k = the number of epochs, averaged over the tasks with at least k runs that
+    /// count; `None` with a single epoch or when no task has k such runs.
+    pub fn pass_at_k(&self) -> Option<f64> {
+        self.k().and_then(|k| self.pass_at(k))
+    }
+
+    /// With more than one epoch: (tasks pass@k is averaged over, tasks with a run that counts).
+    /// The first is smaller when infrastructure errors or skipped runs leave a task with fewer
+    /// than k runs that count.
+    pub fn pass_at_k_tasks(&self) -> Option<(usize, usize)> {
+        let k = u64::from(self.k()?);
+        let covered = self.tasks.values().filter(|(n, _)| *n >= k).count();
+        Some((covered, self.tasks.len()))
+    }
+
+    /// pass@`k` by the unbiased estimator, averaged over the tasks with at least `k` runs that
+    /// count.
+    pub fn pass_at(&self, k: u32) -> Option<f64> {
+        let tasks: Vec<(u64, u64)> = self.tasks.values().copied().collect();
+        mean_pass_at_k(&tasks, u64::from(k))
+    }
+
+    /// Runs that were started: every run but the skipped ones.
+    pub fn started(&self) -> u32 {
+        self.runs - self.count(Outcome::Skipped)
+    }
+
+    /// Mean model replies per started run.
     pub fn mean_turns(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.turns as f64 / f64::from(self.runs))
+        (self.started() > 0).then(|| self.turns as f64 / f64::from(self.started()))
     }
 
     /// Failed edit calls over edit calls; `None` without edit calls.
@@ -220,13 +298,26 @@ impl ModelSummary {
         (self.edit_calls > 0).then(|| self.edit_calls_failed as f64 / self.edit_calls as f64)
     }
 
+    /// Mean wall time per started run.
     pub fn mean_wall_seconds(&self) -> Option<f64> {
-        (self.runs > 0).then(|| self.wall_seconds / f64::from(self.runs))
+        (self.started() > 0).then(|| self.wall_seconds / f64::from(self.started()))
     }
 
     fn add(&mut self, r: &RunRecord) {
         self.runs += 1;
         *self.outcomes.entry(r.outcome).or_default() += 1;
+        if r.is_infrastructure_error() {
+            self.infra_errors += 1;
+        }
+        if r.counts_for_pass_rate() {
+            self.counted += 1;
+            let task = self.tasks.entry(r.task_id.clone()).or_default();
+            task.0 += 1;
+            task.1 += u64::from(r.outcome == Outcome::Passed);
+        }
+        self.epochs = self.epochs.max(r.epoch);
+        self.retries += u64::from(r.retries);
+        self.attempts += u64::from(r.attempts);
         self.turns += u64::from(r.turns);
         self.tool_calls += u64::from(r.tool_call_count());
         self.edit_calls += u64::from(r.edits.calls);
@@ -263,6 +354,82 @@ pub fn summarise(records: &[&RunRecord]) -> Vec<ModelSummary> {
             .add(r);
     }
     by.into_values().collect()
+}
+
+/// The cost over every provider and model.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CostTotal {
+    /// Summed over the pairs whose cost is known; `None` when none is.
+    pub known: Option<f64>,
+    /// Provider/model pairs without a price (their cost is not in `known`).
+    pub unpriced: usize,
+}
+
+impl CostTotal {
+    /// Totals the costs of `summaries`.
+    pub fn of(summaries: &[ModelSummary]) -> CostTotal {
+        let mut total = CostTotal::default();
+        for s in summaries {
+            match s.cost {
+                Some(c) => total.known = Some(total.known.unwrap_or(0.0) + c),
+                None => total.unpriced += 1,
+            }
+        }
+        total
+    }
+
+    /// `$0.123456`, `$0.123456 (+ 1 pair without a price)`, or `-` when no cost is known;
+    /// `decimals` digits after the point.
+    pub fn display(&self, decimals: usize) -> String {
+        let Some(known) = self.known else {
+            return UNKNOWN.to_owned();
+        };
+        let mut out = format!("${known:.decimals$}");
+        if self.unpriced > 0 {
+            out.push_str(&format!(
+                " (+ {} pair{} without a price)",
+                self.unpriced,
+                if self.unpriced == 1 { "" } else { "s" }
+            ));
+        }
+        out
+    }
+}
+
+/// What the summaries show for a value that is not known or not defined (a cost without a
+/// price, a rate without runs).
+pub const UNKNOWN: &str = "-";
+
+/// `100.0% (k=2)`, `100.0% (k=2, 1/2 tasks)` when some task has fewer than k runs that count,
+/// [`UNKNOWN`] with a single epoch.
+pub(crate) fn pass_at_k_label(s: &ModelSummary) -> String {
+    let (Some(k), Some((covered, tasks))) = (s.k(), s.pass_at_k_tasks()) else {
+        return UNKNOWN.to_owned();
+    };
+    let value = percent(s.pass_at_k());
+    if covered < tasks {
+        format!("{value} (k={k}, {covered}/{tasks} tasks)")
+    } else {
+        format!("{value} (k={k})")
+    }
+}
+
+/// `66.7%`; [`UNKNOWN`] for `None`.
+pub(crate) fn percent(x: Option<f64>) -> String {
+    x.map(|x| format!("{:.1}%", x * 100.0))
+        .unwrap_or_else(|| UNKNOWN.to_owned())
+}
+
+/// `[20.8%, 93.9%]`; [`UNKNOWN`] for `None`.
+pub(crate) fn percent_interval(i: Option<Interval>) -> String {
+    i.map(|i| format!("[{:.1}%, {:.1}%]", i.low * 100.0, i.high * 100.0))
+        .unwrap_or_else(|| UNKNOWN.to_owned())
+}
+
+/// `$0.195300`; [`UNKNOWN`] for `None` (never `$0` for an unknown price).
+pub(crate) fn dollars(x: Option<f64>, decimals: usize) -> String {
+    x.map(|x| format!("${x:.decimals$}"))
+        .unwrap_or_else(|| UNKNOWN.to_owned())
 }
 
 /// A rate or ratio with 4 decimals; empty for `None`.

@@ -1,11 +1,16 @@
-//! The summary table printed at the end of `harness run`: one aligned row per run and a totals
-//! line. Colour only when the caller asks (it decides from the terminal and `NO_COLOR`).
+//! The summary printed at the end of `harness run`: one aligned row per run, one per provider and
+//! model (pass rate with its 95% interval, pass@k, infrastructure errors, skipped runs, retries,
+//! cost) and a totals line. Colour only when the caller asks (it decides from the terminal and
+//! `NO_COLOR`).
 
 use std::time::Duration;
 
 use crate::scoring::{Outcome, RunRecord};
 
-use super::sorted;
+use super::markdown::outcome_label;
+use super::{
+    CostTotal, ModelSummary, dollars, pass_at_k_label, percent, percent_interval, sorted, summarise,
+};
 
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
@@ -15,6 +20,7 @@ fn colour(outcome: Outcome) -> &'static str {
         Outcome::Passed => "\x1b[32m",
         Outcome::Failed | Outcome::Error => "\x1b[31m",
         Outcome::Diverged | Outcome::LimitReached => "\x1b[33m",
+        Outcome::Skipped => "\x1b[2m",
     }
 }
 
@@ -66,7 +72,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
                 [
                     task,
                     format!("{}/{}", r.provider, r.model),
-                    r.outcome.name().to_owned(),
+                    outcome_label(r),
                     format!("{}/{}", r.checks_passed, r.checks_total),
                     r.turns.to_string(),
                     format!(
@@ -80,64 +86,51 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
             )
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for (_, row) in &rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    // Text columns left-aligned, numbers right-aligned.
     let right = [false, false, false, true, true, true, true, true];
-    let pad = |text: &str, i: usize| {
-        let fill = " ".repeat(widths[i] - text.chars().count());
-        if right[i] {
-            format!("{fill}{text}")
-        } else {
-            format!("{text}{fill}")
-        }
-    };
     let mut out = String::new();
-    let head: Vec<String> = header.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
-    let head = head.join("  ");
-    if color {
-        out.push_str(&format!("{BOLD}{}{RESET}\n", head.trim_end()));
-    } else {
-        out.push_str(head.trim_end());
-        out.push('\n');
-    }
-    for (outcome, row) in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let padded = pad(c, i);
-                if color && i == 2 {
-                    format!("{}{padded}{RESET}", colour(*outcome))
-                } else {
-                    padded
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
+    aligned(&mut out, &header, &right, &rows, 2, color);
+    let summaries = summarise(&records);
+    let header = [
+        "provider/model",
+        "pass rate",
+        "95% CI",
+        "pass@1",
+        "pass@k",
+        "infra errors",
+        "skipped",
+        "retries",
+        "cost",
+    ];
+    let rows: Vec<(Outcome, [String; 9])> = summaries
+        .iter()
+        .map(|s| (Outcome::Passed, model_row(s)))
+        .collect();
+    out.push('\n');
+    let right = [false, true, false, true, true, true, true, true, true];
+    aligned(&mut out, &header, &right, &rows, usize::MAX, color);
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let tokens: u64 = records.iter().map(|r| r.tokens.total).sum();
     let wall: Duration = records.iter().map(|r| r.wall_time).sum();
-    let cost: Option<f64> = records
+    let retries: u64 = records.iter().map(|r| u64::from(r.retries)).sum();
+    let infra = records
         .iter()
-        .filter_map(|r| r.cost)
-        .fold(None, |acc, c| Some(acc.unwrap_or(0.0) + c));
+        .filter(|r| r.is_infrastructure_error())
+        .count();
     let mut parts = vec![format!("{} passed", count(Outcome::Passed))];
     for outcome in [
         Outcome::Failed,
         Outcome::Diverged,
         Outcome::Error,
         Outcome::LimitReached,
+        Outcome::Skipped,
     ] {
         let n = count(outcome);
         if n > 0 {
             parts.push(format!("{n} {}", outcome.name().replace('_', " ")));
+        }
+        if outcome == Outcome::Error && infra > 0 {
+            let last = parts.last_mut().expect("an error count was pushed");
+            last.push_str(&format!(" ({infra} infrastructure)"));
         }
     }
     let mut totals = format!(
@@ -147,9 +140,11 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
         parts.join(", "),
         short_count(tokens)
     );
-    if let Some(cost) = cost {
-        totals.push_str(&format!(", ${cost:.4}"));
-    }
+    totals.push_str(&format!(
+        ", cost {}; {retries} retr{}",
+        CostTotal::of(&summaries).display(4),
+        if retries == 1 { "y" } else { "ies" }
+    ));
     totals.push_str(&format!("; {} run time", short_duration(wall)));
     if color {
         out.push_str(&format!("{BOLD}{totals}{RESET}\n"));
@@ -158,4 +153,68 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+fn model_row(s: &ModelSummary) -> [String; 9] {
+    [
+        format!("{}/{}", s.provider, s.model),
+        percent(s.pass_rate()),
+        percent_interval(s.pass_rate_interval()),
+        percent(s.pass_at_1()),
+        pass_at_k_label(s),
+        s.infra_errors.to_string(),
+        s.count(Outcome::Skipped).to_string(),
+        s.retries.to_string(),
+        dollars(s.cost, 4),
+    ]
+}
+
+/// Appends `header` and `rows` as aligned columns (`right[i]`: right-aligned), two spaces apart.
+/// With `color`, the header is bold and column `coloured` of each row takes its outcome's colour.
+fn aligned<const N: usize>(
+    out: &mut String,
+    header: &[&str; N],
+    right: &[bool; N],
+    rows: &[(Outcome, [String; N])],
+    coloured: usize,
+    color: bool,
+) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for (_, row) in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let pad = |text: &str, i: usize| {
+        let fill = " ".repeat(widths[i] - text.chars().count());
+        if right[i] {
+            format!("{fill}{text}")
+        } else {
+            format!("{text}{fill}")
+        }
+    };
+    let head: Vec<String> = header.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
+    let head = head.join("  ");
+    if color {
+        out.push_str(&format!("{BOLD}{}{RESET}\n", head.trim_end()));
+    } else {
+        out.push_str(head.trim_end());
+        out.push('\n');
+    }
+    for (outcome, row) in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let padded = pad(c, i);
+                if color && i == coloured {
+                    format!("{}{padded}{RESET}", colour(*outcome))
+                } else {
+                    padded
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
 }

@@ -9,7 +9,7 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
-use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir};
+use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
 fn rec(
@@ -31,6 +31,9 @@ fn rec(
         reason: reason.into(),
         detail: None,
         stop: "completed".into(),
+        error_kind: None,
+        retries: 0,
+        attempts: 5,
         checks: vec![CheckResult {
             name: "unit tests".into(),
             passed: outcome == Outcome::Passed,
@@ -93,6 +96,29 @@ fn records() -> Vec<RunRecord> {
     no_edits.tool_calls = BTreeMap::new();
     no_edits.cost = None;
     no_edits.stop = "limit: turns".into();
+    let mut rate_limited = rec(
+        "rs-add-flag",
+        "anthropic",
+        "claude-y",
+        2,
+        Outcome::Error,
+        "provider error (rate_limited): 429 Too Many Requests",
+    );
+    rate_limited.error_kind = Some("rate_limited".into());
+    rate_limited.retries = 4;
+    rate_limited.attempts = 5;
+    rate_limited.turns = 0;
+    rate_limited.cost = Some(0.0);
+    let mut unpriced = rec(
+        "py-fix-median",
+        "local",
+        "qwen",
+        1,
+        Outcome::Passed,
+        "all 1 checks passed",
+    );
+    unpriced.cost = None;
+    unpriced.retries = 1;
     vec![
         rec(
             "py-fix-median",
@@ -127,6 +153,15 @@ fn records() -> Vec<RunRecord> {
             "diverged: turn 2: tool result differs",
         ),
         no_edits,
+        rate_limited,
+        skipped_record(
+            "rs-add-flag",
+            "openai",
+            "gpt-x",
+            2,
+            "the --max-cost budget of $0.10 was spent",
+        ),
+        unpriced,
     ]
 }
 
@@ -159,7 +194,7 @@ fn runs_csv_snapshot() {
             .records()
             .map(|r| r.unwrap().len())
             .collect::<Vec<_>>(),
-        vec![width; 5]
+        vec![width; records.len()]
     );
     insta::assert_snapshot!(without_timings(&text));
 }
@@ -353,14 +388,14 @@ fn write_report_writes_every_file() {
             .unwrap()
             .lines()
             .count(),
-        6
+        records.len() + 1
     );
     assert_eq!(
         std::fs::read_to_string(&paths.summary_csv)
             .unwrap()
             .lines()
             .count(),
-        3
+        4
     );
     assert!(
         std::fs::read_to_string(&paths.summary_md)
@@ -398,4 +433,172 @@ fn a_report_into_an_unwritable_place_names_the_path() {
     std::fs::write(&file, "x").unwrap();
     let err = write_report(&file.join("sub"), &records(), &[]).unwrap_err();
     assert!(err.to_string().contains("not-a-dir"), "{err}");
+}
+
+fn summary_of(records: &[RunRecord], provider: &str) -> ModelSummary {
+    summarise(&sorted(records))
+        .into_iter()
+        .find(|s| s.provider == provider)
+        .unwrap()
+}
+
+#[test]
+fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
+    let records = records();
+    let claude = summary_of(&records, "anthropic");
+    // Four runs: 2 passed, 1 diverged, 1 rate-limited error.
+    assert_eq!(claude.runs, 4);
+    assert_eq!(claude.count(Outcome::Error), 1);
+    assert_eq!(claude.infra_errors, 1);
+    assert_eq!(claude.counted, 3);
+    assert_eq!(claude.pass_rate(), Some(2.0 / 3.0));
+    assert_eq!(
+        claude.pass_rate_interval(),
+        crate::scoring::stats::wilson_interval(2, 3, crate::scoring::stats::Z_95)
+    );
+    assert_eq!(claude.retries, 4);
+    assert_eq!(claude.attempts, 20);
+    // pass@1 per task: py-fix-median 2/2, rs-add-flag 0/1 → mean 0.5. pass@2: rs-add-flag has
+    // one run that counts (< k), so only py-fix-median (1.0) is averaged.
+    assert_eq!(claude.k(), Some(2));
+    assert_eq!(claude.pass_at_1(), Some(0.5));
+    assert_eq!(claude.pass_at_k(), Some(1.0));
+    assert_eq!(claude.pass_at_k_tasks(), Some((1, 2)));
+
+    let gpt = summary_of(&records, "openai");
+    assert_eq!(gpt.runs, 3);
+    assert_eq!(gpt.count(Outcome::Skipped), 1);
+    assert_eq!(gpt.infra_errors, 0);
+    assert_eq!(gpt.counted, 2);
+    assert_eq!(gpt.pass_rate(), Some(0.0));
+    assert_eq!(gpt.pass_at_k(), None, "no task has 2 runs that count");
+
+    let local = summary_of(&records, "local");
+    assert_eq!(local.k(), None, "a single epoch has no pass@k");
+    assert_eq!(local.pass_at_k_tasks(), None);
+    assert_eq!(local.cost, None);
+}
+
+#[test]
+fn a_model_error_counts_against_the_model() {
+    let mut refused = rec("t", "p", "m", 1, Outcome::Error, "model error: refused");
+    refused.error_kind = Some(crate::scoring::MODEL_ERROR.into());
+    let passed = rec("t", "p", "m", 2, Outcome::Passed, "ok");
+    let records = [refused, passed];
+    let s = &summarise(&sorted(&records))[0];
+    assert_eq!((s.infra_errors, s.counted), (0, 2));
+    assert_eq!(s.pass_rate(), Some(0.5));
+    // n = 2, c = 1, k = 2: 1 - C(1,2)/C(2,2) = 1.
+    assert_eq!(s.pass_at_k(), Some(1.0));
+}
+
+#[test]
+fn only_skipped_or_infra_runs_give_no_pass_rate() {
+    let records = [skipped_record("t", "p", "m", 1, "budget spent")];
+    let s = &summarise(&sorted(&records))[0];
+    assert_eq!(s.pass_rate(), None);
+    assert_eq!(s.pass_rate_interval(), None);
+    let row = csv::summary_row(s);
+    let get = |name: &str| {
+        row[csv::SUMMARY_COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .unwrap()]
+        .clone()
+    };
+    assert_eq!(get("pass_rate"), "");
+    assert_eq!(get("skipped"), "1");
+    assert_eq!(get("cost_usd"), "");
+    let md = markdown::summary_md(&sorted(&records));
+    assert!(
+        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"),
+        "{md}"
+    );
+    assert!(md.contains("Total cost: -."), "{md}");
+}
+
+#[test]
+fn cost_totals_say_when_a_price_is_missing() {
+    let records = records();
+    let summaries = summarise(&sorted(&records));
+    let total = CostTotal::of(&summaries);
+    assert_eq!(total.unpriced, 1);
+    let known = total.known.unwrap();
+    assert!((known - (3.0 * 0.0651 + 0.0651)).abs() < 1e-12, "{known}");
+    assert_eq!(total.display(4), "$0.2604 (+ 1 pair without a price)");
+    assert_eq!(CostTotal::default().display(4), "-");
+}
+
+#[test]
+fn read_runs_csv_round_trips_write_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = records();
+    let paths = write_report(dir.path(), &records, &[]).unwrap();
+    let keys = read_runs_csv(&paths.runs_csv).unwrap();
+    let expected: Vec<RunKey> = sorted(&records)
+        .into_iter()
+        .map(|r| RunKey {
+            task_id: r.task_id.clone(),
+            provider: r.provider.clone(),
+            model: r.model.clone(),
+            epoch: r.epoch,
+            outcome: r.outcome,
+            error_kind: r.error_kind.clone(),
+        })
+        .collect();
+    assert_eq!(keys, expected);
+    let errors: Vec<(&str, u32, Option<&str>)> = keys
+        .iter()
+        .filter(|k| k.outcome == Outcome::Error)
+        .map(|k| (k.task_id.as_str(), k.epoch, k.error_kind.as_deref()))
+        .collect();
+    assert_eq!(errors, [("rs-add-flag", 2, Some("rate_limited"))]);
+}
+
+#[test]
+fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.csv");
+    // An older layout: no error_kind column, columns in another order.
+    std::fs::write(
+        &path,
+        "outcome,task,epoch,model,provider\nerror,a,3,m/x,p\npassed,b,1,m,p\n",
+    )
+    .unwrap();
+    let keys = read_runs_csv(&path).unwrap();
+    assert_eq!(
+        keys[0],
+        RunKey {
+            task_id: "a".into(),
+            provider: "p".into(),
+            model: "m/x".into(),
+            epoch: 3,
+            outcome: Outcome::Error,
+            error_kind: None,
+        }
+    );
+    assert_eq!(keys[1].outcome, Outcome::Passed);
+
+    std::fs::write(
+        &path,
+        "task,provider,model,epoch,outcome\na,p,m,1,passed\na,p,m,2,exploded\n",
+    )
+    .unwrap();
+    let err = read_runs_csv(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("runs.csv") && err.contains("line 3") && err.contains("`exploded`"),
+        "{err}"
+    );
+
+    std::fs::write(&path, "task,provider,model,outcome\n").unwrap();
+    let err = read_runs_csv(&path).unwrap_err().to_string();
+    assert!(err.contains("no `epoch` column"), "{err}");
+
+    let err = read_runs_csv(&dir.path().join("missing/runs.csv"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("failed to read") && err.contains("missing"),
+        "{err}"
+    );
 }

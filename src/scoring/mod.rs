@@ -6,6 +6,7 @@
 //! `tools`, `tasks` and `workspace`; never on the reports or the runner.
 
 pub mod checks;
+pub mod stats;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,6 +14,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// Prices in dollars per million tokens (the one type shared with the provider config).
+pub use crate::providers::config::Price;
 pub use checks::{CheckResult, run_check, run_checks};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
@@ -51,20 +54,25 @@ pub enum Outcome {
     Failed,
     /// The request the harness built no longer matches the cassette.
     Diverged,
-    /// A provider, cassette or setup failure: not the model's fault, not a verdict on it.
+    /// The run failed before a verdict: a provider, cassette or setup failure (an
+    /// infrastructure error, left out of pass rates), or a reply that ended in error (kind
+    /// `model_error`, which counts against the model). [`RunRecord::error_kind`] says which.
     Error,
     /// A turn, token or wall-time limit ended the run (checks still ran).
     LimitReached,
+    /// The run was never started (the `--max-cost` budget was spent); not a verdict on the model.
+    Skipped,
 }
 
 impl Outcome {
     /// All outcomes, in report order.
-    pub const ALL: [Outcome; 5] = [
+    pub const ALL: [Outcome; 6] = [
         Outcome::Passed,
         Outcome::Failed,
         Outcome::Diverged,
         Outcome::Error,
         Outcome::LimitReached,
+        Outcome::Skipped,
     ];
 
     /// The stable name used in CSV and markdown.
@@ -75,7 +83,13 @@ impl Outcome {
             Outcome::Diverged => "diverged",
             Outcome::Error => "error",
             Outcome::LimitReached => "limit_reached",
+            Outcome::Skipped => "skipped",
         }
+    }
+
+    /// The outcome named `name` (the inverse of [`Outcome::name`]).
+    pub fn from_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.name() == name)
     }
 }
 
@@ -85,24 +99,33 @@ impl fmt::Display for Outcome {
     }
 }
 
-/// Prices in dollars per million tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Price {
-    pub input: f64,
-    pub output: f64,
-    pub cache_read: f64,
-    pub cache_write: f64,
+/// The cost in dollars of `usage` at `price`.
+pub fn cost(price: &Price, usage: &Usage) -> f64 {
+    price.cost(
+        usage.input,
+        usage.output,
+        usage.cache_read,
+        usage.cache_write,
+    )
 }
 
-impl Price {
-    /// The cost in dollars of `usage` at these prices.
-    pub fn cost(&self, usage: &Usage) -> f64 {
-        (usage.input as f64 * self.input
-            + usage.output as f64 * self.output
-            + usage.cache_read as f64 * self.cache_read
-            + usage.cache_write as f64 * self.cache_write)
-            / 1_000_000.0
-    }
+/// Error kinds that are the model's own doing (or the conversation it built): a run that ends in
+/// `error` with one of these counts against the model like a failure. Every other kind (a
+/// [`crate::providers::ProviderError::kind`] such as `rate_limited`, `server_error`,
+/// `authentication`, `stream_cut`, or the runner's `cassette`, `setup`, ...) is an
+/// infrastructure error, left out of pass rates.
+pub const MODEL_ERROR_KINDS: [&str; 2] = [MODEL_ERROR, "context_too_long"];
+
+/// The error kind of a reply whose stop reason was `error` or `aborted` (a refusal, an error
+/// event in the stream).
+pub const MODEL_ERROR: &str = "model_error";
+
+/// The error kind given to a runner error that came without one.
+pub const UNKNOWN_ERROR: &str = "unknown";
+
+/// Whether an `error` run of this kind is an infrastructure failure (see [`MODEL_ERROR_KINDS`]).
+pub fn is_infrastructure_kind(kind: &str) -> bool {
+    !MODEL_ERROR_KINDS.contains(&kind)
 }
 
 /// What the runner knows about a run besides the agent's own record.
@@ -120,6 +143,14 @@ pub struct ScoreInputs {
     pub divergence: Option<String>,
     /// A provider, cassette or setup failure the runner saw, if any.
     pub error: Option<String>,
+    /// What kind of failure `error` is (`rate_limited`, `server_error`, `authentication`,
+    /// `stream_cut`, `cassette`, `setup`, ...). When the run ends in `error` without one, the
+    /// kind comes from the loop's stop cause, else [`UNKNOWN_ERROR`].
+    pub error_kind: Option<String>,
+    /// Requests the retry layer sent again.
+    pub retries: u32,
+    /// Requests sent, retries included.
+    pub attempts: u32,
 }
 
 /// Edit telemetry of one run.
@@ -211,6 +242,16 @@ pub struct RunRecord {
     pub detail: Option<String>,
     /// How the agent loop stopped (`completed`, `limit: turns`, `model error: ...`, ...).
     pub stop: String,
+    /// For an `error` run, what failed (`rate_limited`, `setup`, `model_error`, ...); `None`
+    /// for every other outcome. See [`RunRecord::is_infrastructure_error`].
+    #[serde(default)]
+    pub error_kind: Option<String>,
+    /// Requests the retry layer sent again.
+    #[serde(default)]
+    pub retries: u32,
+    /// Requests sent, retries included.
+    #[serde(default)]
+    pub attempts: u32,
     pub checks: Vec<CheckResult>,
     pub checks_passed: u32,
     pub checks_total: u32,
@@ -251,6 +292,22 @@ impl RunRecord {
     /// Total tool calls.
     pub fn tool_call_count(&self) -> u32 {
         self.tool_calls.values().sum()
+    }
+
+    /// An `error` run whose failure was not the model's (provider, cassette, setup): see
+    /// [`is_infrastructure_kind`]. An `error` run without a kind counts as one.
+    pub fn is_infrastructure_error(&self) -> bool {
+        self.outcome == Outcome::Error
+            && self
+                .error_kind
+                .as_deref()
+                .is_none_or(is_infrastructure_kind)
+    }
+
+    /// Whether the run counts in pass rates: every run but infrastructure errors and skipped
+    /// runs.
+    pub fn counts_for_pass_rate(&self) -> bool {
+        self.outcome != Outcome::Skipped && !self.is_infrastructure_error()
     }
 }
 
@@ -407,6 +464,18 @@ pub fn score(
             StopCause::Provider(e) => Some(e.to_string()),
             _ => None,
         });
+    // The runner's kind first; else the stop cause's, unless the runner's error (which decided
+    // the outcome) came without a kind.
+    let error_kind = (outcome == Outcome::Error).then(|| {
+        let from_stop = match (&ctx.error, &run.stop) {
+            (None, StopCause::Provider(e)) => e.kind(),
+            (None, StopCause::ModelError(_)) => MODEL_ERROR,
+            _ => UNKNOWN_ERROR,
+        };
+        ctx.error_kind
+            .clone()
+            .unwrap_or_else(|| from_stop.to_owned())
+    });
     let mut tool_calls = BTreeMap::new();
     for record in &run.tool_calls {
         *tool_calls.entry(record.call.name.clone()).or_insert(0u32) += 1;
@@ -423,6 +492,9 @@ pub fn score(
         reason,
         detail,
         stop: stop_label(&run.stop),
+        error_kind,
+        retries: ctx.retries,
+        attempts: ctx.attempts,
         checks_passed: checks.iter().filter(|c| c.passed).count() as u32,
         checks_total: checks.len() as u32,
         check_time: checks.iter().map(|c| c.duration).sum(),
@@ -433,7 +505,7 @@ pub fn score(
         edit_failure_rate: edits.failure_rate(),
         edits,
         tokens: Tokens::from(&run.usage),
-        cost: ctx.price.map(|p| p.cost(&run.usage)),
+        cost: ctx.price.map(|p| cost(&p, &run.usage)),
         wall_time: ctx.wall_time,
         model_time: run.model_time,
         tool_time: run.tool_time,
@@ -459,6 +531,54 @@ pub fn score_without_run(task: &Task, ctx: ScoreInputs) -> RunRecord {
         stop: StopCause::Completed,
     };
     score(task, &run, Vec::new(), &WorkspaceDiff::default(), ctx)
+}
+
+/// The stop label of a run that was never started.
+pub const NOT_STARTED: &str = "not started";
+
+/// The record of a run that was not started (the `--max-cost` budget was spent): outcome
+/// `skipped` with `reason`, no tags, no usage, no cost, zero times.
+pub fn skipped_record(
+    task_id: &str,
+    provider: &str,
+    model: &str,
+    epoch: u32,
+    reason: &str,
+) -> RunRecord {
+    let dir = run_dir(task_id, provider, model, epoch);
+    RunRecord {
+        task_id: task_id.to_owned(),
+        provider: provider.to_owned(),
+        model: model.to_owned(),
+        epoch,
+        tags: Vec::new(),
+        outcome: Outcome::Skipped,
+        reason: reason.to_owned(),
+        detail: None,
+        stop: NOT_STARTED.to_owned(),
+        error_kind: None,
+        retries: 0,
+        attempts: 0,
+        checks: Vec::new(),
+        checks_passed: 0,
+        checks_total: 0,
+        turns: 0,
+        tool_calls: BTreeMap::new(),
+        tool_errors: 0,
+        edits: EditStats::default(),
+        edit_failure_rate: None,
+        tokens: Tokens::default(),
+        cost: None,
+        wall_time: Duration::ZERO,
+        model_time: Duration::ZERO,
+        tool_time: Duration::ZERO,
+        check_time: Duration::ZERO,
+        diff_files: 0,
+        diff_lines_added: 0,
+        diff_lines_removed: 0,
+        transcript_path: format!("{dir}/transcript.md"),
+        diff_path: format!("{dir}/diff.patch"),
+    }
 }
 
 #[cfg(test)]

@@ -261,8 +261,11 @@ fn cost_is_per_million_tokens_by_kind() {
     };
     let usage = agent_run(vec![], StopCause::Completed).usage;
     // 1M * 3 + 0.2M * 15 + 0.5M * 0.3 + 0.1M * 3.75
-    let cost = price.cost(&usage);
-    assert!((cost - 6.525).abs() < 1e-9, "{cost}");
+    let dollars = cost(&price, &usage);
+    assert!((dollars - 6.525).abs() < 1e-9, "{dollars}");
+    // The re-exported provider-config price is the same type.
+    let from_config: crate::providers::config::Price = price;
+    assert_eq!(from_config.cost(1_000_000, 0, 0, 0), 3.0);
 }
 
 #[test]
@@ -300,9 +303,15 @@ fn score_builds_the_whole_record() {
             wall_time: Duration::from_secs(12),
             divergence: None,
             error: None,
+            error_kind: None,
+            retries: 3,
+            attempts: 9,
         },
     );
     assert_eq!(rec.outcome, Outcome::Passed);
+    assert_eq!((rec.retries, rec.attempts), (3, 9));
+    assert_eq!(rec.error_kind, None);
+    assert!(rec.counts_for_pass_rate());
     assert_eq!(rec.stop, "completed");
     assert_eq!((rec.checks_passed, rec.checks_total), (2, 2));
     assert_eq!(rec.check_time, Duration::from_millis(500));
@@ -412,4 +421,124 @@ fn a_run_that_never_started_is_an_error_record() {
         "error: no cassette at cassettes/py-fix-median/anthropic--m.yaml"
     );
     assert_eq!((rec.turns, rec.checks_total, rec.tokens.total), (0, 0, 0));
+}
+
+#[test]
+fn an_error_run_carries_its_kind_and_retries() {
+    let run = agent_run(vec![], StopCause::Completed);
+    let diff = WorkspaceDiff::default();
+    let given = score(
+        &task(),
+        &run,
+        vec![],
+        &diff,
+        ScoreInputs {
+            error: Some("429 Too Many Requests".into()),
+            error_kind: Some("rate_limited".into()),
+            retries: 4,
+            attempts: 5,
+            ..ScoreInputs::default()
+        },
+    );
+    assert_eq!(given.outcome, Outcome::Error);
+    assert_eq!(given.error_kind.as_deref(), Some("rate_limited"));
+    assert_eq!((given.retries, given.attempts), (4, 5));
+    assert!(given.is_infrastructure_error());
+    assert!(!given.counts_for_pass_rate());
+
+    // Without a kind from the runner, the loop's stop cause names it.
+    let stopped = agent_run(
+        vec![],
+        StopCause::Provider(ProviderError::Overloaded {
+            status: 529,
+            message: "Overloaded".into(),
+        }),
+    );
+    let from_stop = score(&task(), &stopped, vec![], &diff, ScoreInputs::default());
+    assert_eq!(from_stop.error_kind.as_deref(), Some("overloaded"));
+    assert!(from_stop.is_infrastructure_error());
+
+    // A refusal or in-stream error is the model's: it counts like a failure.
+    let refused = agent_run(vec![], StopCause::ModelError("refused".into()));
+    let model = score(&task(), &refused, vec![], &diff, ScoreInputs::default());
+    assert_eq!(model.outcome, Outcome::Error);
+    assert_eq!(model.error_kind.as_deref(), Some(MODEL_ERROR));
+    assert!(!model.is_infrastructure_error());
+    assert!(model.counts_for_pass_rate());
+
+    // A runner error without a kind is an infrastructure error of unknown kind.
+    let unknown = score_without_run(
+        &task(),
+        ScoreInputs {
+            error: Some("workspace copy failed".into()),
+            ..ScoreInputs::default()
+        },
+    );
+    assert_eq!(unknown.error_kind.as_deref(), Some(UNKNOWN_ERROR));
+    assert!(unknown.is_infrastructure_error());
+
+    // Only error runs have a kind.
+    let passed = score(
+        &task(),
+        &run,
+        vec![check("a", true)],
+        &diff,
+        ScoreInputs {
+            error_kind: Some("rate_limited".into()),
+            retries: 2,
+            ..ScoreInputs::default()
+        },
+    );
+    assert_eq!(passed.outcome, Outcome::Passed);
+    assert_eq!(passed.error_kind, None);
+    assert_eq!(passed.retries, 2);
+}
+
+#[test]
+fn infrastructure_kinds_exclude_the_models_own_errors() {
+    for kind in [
+        "rate_limited",
+        "server_error",
+        "authentication",
+        "stream_cut",
+        "cassette",
+        "setup",
+        UNKNOWN_ERROR,
+    ] {
+        assert!(is_infrastructure_kind(kind), "{kind}");
+    }
+    assert!(!is_infrastructure_kind(MODEL_ERROR));
+    assert!(!is_infrastructure_kind("context_too_long"));
+}
+
+#[test]
+fn a_skipped_run_is_its_own_outcome() {
+    let rec = skipped_record(
+        "py-fix-median",
+        "openai",
+        "gpt/x",
+        3,
+        "budget of $5.00 spent",
+    );
+    assert_eq!(rec.outcome, Outcome::Skipped);
+    assert_eq!(rec.outcome.name(), "skipped");
+    assert_eq!(rec.reason, "budget of $5.00 spent");
+    assert_eq!(rec.stop, NOT_STARTED);
+    assert_eq!(rec.epoch, 3);
+    assert_eq!(rec.cost, None);
+    assert_eq!(rec.run_dir(), "runs/py-fix-median--openai--gpt_x--e3");
+    assert!(!rec.counts_for_pass_rate());
+    assert!(!rec.is_infrastructure_error());
+}
+
+#[test]
+fn outcome_names_round_trip() {
+    for outcome in Outcome::ALL {
+        assert_eq!(Outcome::from_name(outcome.name()), Some(outcome));
+        assert_eq!(
+            serde_json::to_value(outcome).unwrap(),
+            serde_json::json!(outcome.name())
+        );
+    }
+    assert_eq!(Outcome::from_name("pass"), None);
 }

@@ -86,7 +86,7 @@ fn parse_max_results(limit: f64) -> Result<Option<usize>, String> {
             "error: unexpected argument '{text}' found\n\n  tip: to pass '{text}' as a value, use '-- {text}'\n\nUsage: fd [OPTIONS] [pattern] [path]...\n\nFor more information, try '--help'."
         ));
     }
-    if limit.fract() != 0.0 || !limit.is_finite() || limit < 0.0 || limit >= 1.8e19 {
+    if limit.fract() != 0.0 || !(0.0..1.8e19).contains(&limit) {
         return Err(format!(
             "error: invalid value '{text}' for '--max-results <count>': invalid digit found in string\n\nFor more information, try '--help'."
         ));

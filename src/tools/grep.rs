@@ -28,6 +28,9 @@ use super::truncate::{
 };
 use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
+/// What rg adds after a pattern that contains a line terminator.
+const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.";
+
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
 
@@ -142,7 +145,15 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
                 .flatten();
             match plain {
                 Some(regex::Error::Syntax(text)) => text,
-                _ => e.to_string(),
+                _ => {
+                    let text = e.to_string();
+                    // rg appends this hint to the line-terminator error.
+                    if text.starts_with("the literal") {
+                        format!("{text}{MULTILINE_HINT}")
+                    } else {
+                        text
+                    }
+                }
             }
         })?;
 
@@ -164,7 +175,7 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
     }
 
     let mut errors: Vec<String> = Vec::new();
-    // (path, explicitly given) — explicit files are searched even if binary, as rg does.
+    // (path, explicitly given): explicit files are searched even if binary, as rg does.
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for entry in builder.build() {
         match entry {
@@ -185,8 +196,10 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
 
     let mut matches = Vec::new();
     for (path, explicit) in &files {
+        // rg (checked with 13.0) reports every line of an explicitly given binary file, NULs
+        // kept and line numbers unchanged: no binary handling for explicit files.
         let binary = if *explicit {
-            BinaryDetection::convert(b'\x00')
+            BinaryDetection::none()
         } else {
             BinaryDetection::quit(b'\x00')
         };
@@ -498,6 +511,15 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn explicit_binary_file_is_searched_as_text() {
+        let dir = tree(&[("bin.dat", "hit\u{0}bin\nhit2\n")]);
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "hit", "path": "bin.dat"})).await,
+            "bin.dat:1: hit\u{0}bin\nbin.dat:2: hit2"
+        );
+    }
+
+    #[tokio::test]
     async fn no_matches_and_missing_path() {
         let dir = tree(&[("a.txt", "nothing\n")]);
         let out = run(dir.path(), json!({"pattern": "zzz"})).await.unwrap();
@@ -518,6 +540,18 @@ mod tests {
         assert_eq!(
             e.message,
             "regex parse error:\n    (\n    ^\nerror: unclosed group"
+        );
+    }
+
+    #[tokio::test]
+    async fn newline_in_pattern_is_rgs_error() {
+        let dir = tree(&[("a.txt", "x\n")]);
+        let e = run(dir.path(), json!({"pattern": "a\nb"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "the literal \"\\n\" is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched."
         );
     }
 

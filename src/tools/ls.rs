@@ -190,6 +190,17 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn collation_matches_pi_on_punctuation_digits_and_unicode() {
+        // Expected order produced by Pi 0.73.1's ls on the same names (node 22, ICU root).
+        let expected = "-dash\n'q\n(paren\n[br\n{cu\n@at\n#x\n`bt\n+plus\n=eq\n~x\n💡\n$d\n1_\n1-\n1.txt\n10\nA\nä\na b\na_b\na-b\na.b\na1\na10\na2\nab\né\nñ\nZ\nΩ\n日本";
+        let dir = TempDir::new().unwrap();
+        for name in expected.split('\n') {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(text(dir.path(), json!({})).await, expected);
+    }
+
+    #[tokio::test]
     async fn symlinks_are_followed_and_broken_ones_dropped() {
         let dir = TempDir::new().unwrap();
         let p = dir.path();

@@ -11,7 +11,7 @@
 //! Pi's own "could not be resized" text, which Pi also produces when resizing fails.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use async_trait::async_trait;
 use base64::Engine as _;
@@ -85,12 +85,12 @@ fn read_file(
     // Pi checks `fs.access(R_OK)`; opening for reading fails the same way.
     let mut file = std::fs::File::open(abs)
         .map_err(|e| ToolError::new(node_fs_error(&e, "access", Some(abs))))?;
-    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    let size_hint = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size_hint.max(SNIFF_BYTES));
     (&mut file)
         .take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
+        .read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
-    let mut bytes = head;
     file.read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
 
@@ -143,8 +143,8 @@ fn read_text(
     offset: Option<f64>,
     limit: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    let all_lines: Vec<&str> = text.split('\n').collect();
-    let total = all_lines.len() as f64;
+    let line_count = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let total = line_count as f64;
     // `offset ? Math.max(0, offset - 1) : 0`: 0 and NaN are falsy.
     let start_line = match offset {
         Some(o) if o != 0.0 && !o.is_nan() => (o - 1.0).max(0.0),
@@ -154,25 +154,20 @@ fn read_text(
         return Err(ToolError::new(format!(
             "Offset {} is beyond end of file ({} lines total)",
             js_number(offset.unwrap_or(0.0)),
-            all_lines.len()
+            line_count
         )));
     }
-    let begin = js_slice_index(start_line, all_lines.len());
+    let begin = js_slice_index(start_line, line_count);
     let (selected, user_limited_lines) = match limit {
         Some(limit) => {
             let end_line = (start_line + limit).min(total);
-            let end = js_slice_index(end_line, all_lines.len());
-            let slice = if end > begin {
-                &all_lines[begin..end]
-            } else {
-                &[][..]
-            };
-            (slice.join("\n"), Some(end_line - start_line))
+            let end = js_slice_index(end_line, line_count);
+            (lines_between(text, begin, end), Some(end_line - start_line))
         }
-        None => (all_lines[begin..].join("\n"), None),
+        None => (lines_between(text, begin, usize::MAX), None),
     };
 
-    let tr = truncate_head(&selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let tr = truncate_head(selected, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
     let start_display = start_line + 1.0;
     if tr.first_line_exceeds_limit {
         // Pi indexes `allLines[startLine]`: a fractional start line is `undefined` there and
@@ -182,7 +177,8 @@ fn read_text(
                 "The \"string\" argument must be of type string or an instance of Buffer or ArrayBuffer. Received undefined",
             ));
         }
-        let line_bytes = all_lines[start_line as usize].len();
+        let first = start_line as usize;
+        let line_bytes = lines_between(text, first, first + 1).len();
         let text = format!(
             "[Line {start} is {size}, exceeds {limit} limit. Use bash: sed -n '{start}p' {raw_path} | head -c {max}]",
             start = js_number(start_display),
@@ -199,7 +195,7 @@ fn read_text(
             "{}-{} of {}",
             js_number(start_display),
             js_number(end_display),
-            all_lines.len()
+            line_count
         );
         let notice = match tr.truncated_by {
             Some(super::truncate::TruncatedBy::Lines) => {
@@ -230,6 +226,33 @@ fn read_text(
         }
     }
     Ok(ToolOutput::text(tr.content))
+}
+
+/// `text.split("\n").slice(from, to).join("\n")` without splitting: the lines `from..to` are one
+/// substring of `text`. `to == usize::MAX` means to the end.
+fn lines_between(text: &str, from: usize, to: usize) -> &str {
+    if to <= from {
+        return "";
+    }
+    let mut start = if from == 0 { Some(0) } else { None };
+    let mut end = text.len();
+    // The i-th newline (0-based) ends line i and starts line i + 1.
+    for (i, (pos, _)) in text.match_indices('\n').enumerate() {
+        if i + 1 == from {
+            start = Some(pos + 1);
+        }
+        if i + 1 == to {
+            end = pos;
+            break;
+        }
+        if to == usize::MAX && start.is_some() {
+            break; // to the end of the text
+        }
+    }
+    match start {
+        Some(start) => &text[start..end],
+        None => "",
+    }
 }
 
 fn with_truncation(text: String, tr: &super::truncate::TruncationResult) -> ToolOutput {
@@ -408,13 +431,6 @@ pub fn image_dimensions(bytes: &[u8], mime: &str) -> Option<(u32, u32)> {
         }
         _ => None,
     }
-}
-
-/// For tests and benches: a tool context-free read of `path` relative to `cwd`.
-#[doc(hidden)]
-pub fn read_for_bench(cwd: &Path, path: &str) -> Result<ToolOutput, ToolError> {
-    let abs: PathBuf = resolve_read_path(path, cwd, cwd);
-    read_file(path, &abs, None, None)
 }
 
 #[cfg(test)]
@@ -696,6 +712,30 @@ mod tests {
     }
 
     #[test]
+    fn lines_between_equals_split_slice_join() {
+        for text in ["", "a", "a\n", "\n\n", "a\nbb\n\nccc", "x\r\ny\n"] {
+            let lines: Vec<&str> = text.split('\n').collect();
+            for from in 0..=lines.len() + 1 {
+                for to in 0..=lines.len() + 1 {
+                    let want = if to > from {
+                        lines[from.min(lines.len())..to.min(lines.len())].join("\n")
+                    } else {
+                        String::new()
+                    };
+                    assert_eq!(lines_between(text, from, to), want, "{text:?} {from}..{to}");
+                    if to > lines.len() {
+                        assert_eq!(
+                            lines_between(text, from, usize::MAX),
+                            want,
+                            "{text:?} {from}.."
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn sniffing_follows_file_type() {
         assert_eq!(
             sniff_image_mime(&[0xFF, 0xD8, 0xFF, 0xE0]),
@@ -742,6 +782,45 @@ mod tests {
         webp.extend([0x1F, 0x00, 0x00, 0x0F, 0x00, 0x00]);
         assert_eq!(image_dimensions(&webp, "image/webp"), Some((32, 16)));
         assert_eq!(image_dimensions(b"GIFs are fun", "image/gif"), None);
+    }
+
+    #[tokio::test]
+    async fn multibyte_characters_at_the_50kb_boundary() {
+        // Line 1 is 51197 bytes ("€" is 3 bytes); with its newline 51198. A second line of 2
+        // bytes fits exactly (51200); one more character is cut, whole lines only.
+        let first = format!("{}ab", "€".repeat(17065));
+        assert_eq!(first.len(), 51197);
+        let over = format!("{first}\n€");
+        let fits = format!("{first}\nab");
+        let dir = fixture(&[("over.txt", over.as_bytes()), ("fits.txt", fits.as_bytes())]);
+        assert_eq!(
+            text(&dir, json!({"path": "over.txt"})).await,
+            format!(
+                "{first}\n\n[Showing lines 1-1 of 2 (50.0KB limit). Use offset=2 to continue.]"
+            )
+        );
+        assert_eq!(text(&dir, json!({"path": "fits.txt"})).await, fits);
+    }
+
+    #[tokio::test]
+    async fn fractional_offsets_follow_js() {
+        let huge = format!("{}\nshort", "x".repeat(60000));
+        let dir = fixture(&[("a.txt", b"a\nb\nc"), ("huge.txt", huge.as_bytes())]);
+        // startLine 1.5: slice starts at 1; no notice without a limit.
+        assert_eq!(
+            text(&dir, json!({"path": "a.txt", "offset": 2.5})).await,
+            "b\nc"
+        );
+        assert_eq!(
+            text(&dir, json!({"path": "a.txt", "offset": 1.5, "limit": 1})).await,
+            "a\n\n[1.5 more lines in file. Use offset=2.5 to continue.]"
+        );
+        // `allLines[0.5]` is undefined in JS: Buffer.byteLength throws.
+        let e = err(&dir, json!({"path": "huge.txt", "offset": 1.5})).await;
+        assert!(
+            e.starts_with("The \"string\" argument must be of type string"),
+            "{e}"
+        );
     }
 
     #[tokio::test]

@@ -430,6 +430,16 @@ mod tests {
     }
 
     #[test]
+    fn tail_quirk_seq_1_2000_counts_the_trailing_empty_line() {
+        let content: String = (1..=2000).map(|i| format!("{i}\n")).collect();
+        let r = truncate_tail(&content, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+        assert!(r.truncated);
+        let start = r.total_lines - r.output_lines + 1;
+        assert_eq!((start, r.total_lines), (2, 2001));
+        assert!(r.content.starts_with("2\n3\n"));
+    }
+
+    #[test]
     fn tail_by_bytes_with_long_last_line() {
         let content = format!("first\n{}", "y".repeat(60000));
         let r = truncate_tail(&content, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);

@@ -1,7 +1,10 @@
 //! The integration tests: one binary, one submodule per area.
 
+mod cassettes;
 mod cli_tool;
 mod edit;
 mod providers;
 mod providers_more;
+mod reports;
+mod run;
 mod tasks;

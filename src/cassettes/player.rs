@@ -1,0 +1,522 @@
+//! The replaying transport: serves interaction N for request N from a cassette, after checking
+//! that the request the harness builds now matches the recorded one. A mismatch is a structured
+//! [`Divergence`] (which request, the first differing path, a short diff), never a bare miss.
+//!
+//! Depends on the transport seam, the cassette format and the comparison helpers.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::compare::{
+    NormalizeRule, apply_rules, first_difference, map_strings, replace_path, unified_diff,
+};
+use super::format::{
+    Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
+};
+use super::sse_capture::{RawEvent, encode};
+use super::{CassetteError, record_hint};
+use crate::providers::transport::{
+    BodyStream, HttpRequest, HttpResponse, Transport, TransportError,
+};
+
+/// Where a replayed run stopped matching its cassette.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// 0-based index of the request that differed (or the first request past the end).
+    pub interaction: usize,
+    /// How many interactions the cassette has.
+    pub total: usize,
+    /// The first differing part: `body.messages[4].content[0].content`, `method`, `path`,
+    /// `headers.anthropic-beta`, or `request count`.
+    pub what: String,
+    /// A short unified diff of the two normalised requests (empty for an extra request).
+    pub diff: String,
+}
+
+impl Divergence {
+    /// One line: `request 3 of 7 differs from the cassette at body.messages[4]...`.
+    pub fn summary(&self) -> String {
+        if self.interaction >= self.total {
+            format!(
+                "the run made more requests than the cassette has ({}): request {} has no recording",
+                self.total,
+                self.interaction + 1
+            )
+        } else {
+            format!(
+                "request {} of {} differs from the cassette at {}",
+                self.interaction + 1,
+                self.total,
+                self.what
+            )
+        }
+    }
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary())?;
+        if !self.diff.is_empty() {
+            write!(f, "\n{}", self.diff.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// Answers requests from a cassette. Cheap to clone: clones share the position and the
+/// divergence, so keep one clone to ask [`Player::divergence`] while the provider holds another.
+#[derive(Clone)]
+pub struct Player {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    path: PathBuf,
+    cassette: Cassette,
+    rules: Vec<NormalizeRule>,
+    workspaces: Vec<String>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next: usize,
+    divergence: Option<Divergence>,
+}
+
+impl Player {
+    /// Loads `path`. `rules` are the task's normalisation rules; `workspace` is this run's
+    /// workspace, compared as the placeholder and substituted for it in served responses.
+    pub fn load(
+        path: &Path,
+        rules: Vec<NormalizeRule>,
+        workspace: &Path,
+    ) -> Result<Player, CassetteError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CassetteError::Missing {
+                    path: path.to_owned(),
+                    hint: hint_from_path(path),
+                });
+            }
+            Err(source) => {
+                return Err(CassetteError::Io {
+                    action: "read",
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        let cassette = Cassette::from_yaml(&text, path)?;
+        Ok(Player::from_cassette(cassette, path, rules, workspace))
+    }
+
+    /// A player over an in-memory cassette (`path` names it in messages).
+    pub fn from_cassette(
+        cassette: Cassette,
+        path: &Path,
+        rules: Vec<NormalizeRule>,
+        workspace: &Path,
+    ) -> Player {
+        let mut workspaces = vec![workspace.to_string_lossy().into_owned()];
+        if let Ok(c) = workspace.canonicalize() {
+            let c = c.to_string_lossy().into_owned();
+            if !workspaces.contains(&c) {
+                workspaces.push(c);
+            }
+        }
+        workspaces.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        workspaces.retain(|w| !w.is_empty() && w != "/");
+        Player {
+            shared: Arc::new(Shared {
+                path: path.to_owned(),
+                cassette,
+                rules,
+                workspaces,
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// The cassette being replayed.
+    pub fn cassette(&self) -> &Cassette {
+        &self.shared.cassette
+    }
+
+    /// The first divergence, if the run stopped matching.
+    pub fn divergence(&self) -> Option<Divergence> {
+        self.lock().divergence.clone()
+    }
+
+    /// Recorded interactions not (yet) served: more than zero after a finished run means the
+    /// run made fewer requests than recorded.
+    pub fn unused_interactions(&self) -> usize {
+        let s = self.lock();
+        self.shared
+            .cassette
+            .interactions
+            .len()
+            .saturating_sub(s.next)
+    }
+
+    /// How many requests have been served.
+    pub fn served(&self) -> usize {
+        self.lock().next
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The record command guessed from `<root>/<task>/<provider>--<model>.yaml`.
+fn hint_from_path(path: &Path) -> String {
+    let task = path
+        .parent()
+        .and_then(Path::file_name)
+        .map_or_else(|| "<task>".to_owned(), |s| s.to_string_lossy().into_owned());
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (provider, model) = stem.split_once("--").unwrap_or(("<provider>", "<model>"));
+    record_hint(&task, provider, model)
+}
+
+impl Shared {
+    fn normalise(&self, v: &mut Value, from_live: bool) {
+        let placeholder = &self.cassette.header.workspace_placeholder;
+        map_strings(v, &|s| {
+            let mut out = s.to_owned();
+            if from_live {
+                for w in &self.workspaces {
+                    out = replace_path(&out, w, placeholder);
+                }
+            }
+            apply_rules(&out, &self.rules)
+        });
+    }
+
+    fn request_value(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &Value,
+        body: &Value,
+        from_live: bool,
+    ) -> Value {
+        let mut v = json!({"method": method, "path": path, "headers": headers, "body": body});
+        self.normalise(&mut v, from_live);
+        v
+    }
+
+    /// `None` if `request` matches interaction `index`, else the divergence.
+    fn compare(&self, index: usize, request: &HttpRequest) -> Option<Divergence> {
+        let total = self.cassette.interactions.len();
+        let Some(recorded) = self.cassette.interactions.get(index) else {
+            return Some(Divergence {
+                interaction: index,
+                total,
+                what: "request count".to_owned(),
+                diff: String::new(),
+            });
+        };
+        let r = &recorded.request;
+        let old = self.request_value(&r.method, &r.path, &json!(r.headers), &r.body, false);
+        let headers = filter_headers(&request.headers, REQUEST_HEADERS);
+        let new = self.request_value(
+            &request.method,
+            request.path(),
+            &json!(headers),
+            &request.body,
+            true,
+        );
+        let what = first_difference(&old, &new, "")?;
+        Some(Divergence {
+            interaction: index,
+            total,
+            what: what.trim_start_matches('.').to_owned(),
+            diff: unified_diff(&old, &new),
+        })
+    }
+
+    /// The recorded response with the placeholder turned back into this run's workspace path,
+    /// so recorded tool calls name real files.
+    fn restore(&self, s: &str) -> String {
+        match self.workspaces.first() {
+            Some(w) => replace_path(s, &self.cassette.header.workspace_placeholder, w),
+            None => s.to_owned(),
+        }
+    }
+
+    fn restore_value(&self, v: &Value) -> Value {
+        let mut v = v.clone();
+        map_strings(&mut v, &|s| self.restore(s));
+        v
+    }
+
+    fn response(&self, it: &Interaction) -> HttpResponse {
+        let resp = &it.response;
+        let mut headers: Vec<(String, String)> = resp
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut chunks: Vec<Result<Bytes, TransportError>> = Vec::new();
+        match &resp.body {
+            ResponseBody::Json { json } => {
+                if !resp.headers.contains_key("content-type") {
+                    headers.push(("content-type".into(), "application/json".into()));
+                }
+                let text = serde_json::to_string(&self.restore_value(json)).unwrap_or_default();
+                chunks.push(Ok(Bytes::from(text)));
+            }
+            ResponseBody::Text { text, error } => {
+                if !text.is_empty() {
+                    chunks.push(Ok(Bytes::from(self.restore(text))));
+                }
+                if let Some(e) = error {
+                    chunks.push(Err(TransportError::Body(e.clone())));
+                }
+            }
+            ResponseBody::Sse { events, end, error } => {
+                if !resp.headers.contains_key("content-type") {
+                    headers.push(("content-type".into(), "text/event-stream".into()));
+                }
+                for e in events {
+                    let data = match (&e.data, &e.text) {
+                        (Some(v), _) => {
+                            serde_json::to_string(&self.restore_value(v)).unwrap_or_default()
+                        }
+                        (None, Some(t)) => self.restore(t),
+                        (None, None) => String::new(),
+                    };
+                    let raw = RawEvent {
+                        event: e.event.clone(),
+                        data,
+                        id: e.id.clone(),
+                        retry: e.retry.clone(),
+                    };
+                    chunks.push(Ok(Bytes::from(encode(&raw))));
+                }
+                if *end == StreamEnd::Cut {
+                    let e = error
+                        .clone()
+                        .unwrap_or_else(|| "stream cut (recorded)".to_owned());
+                    chunks.push(Err(TransportError::Body(e)));
+                }
+            }
+        }
+        HttpResponse {
+            status: resp.status,
+            headers,
+            body: Box::pin(futures::stream::iter(chunks)) as BodyStream,
+        }
+    }
+}
+
+#[async_trait]
+impl Transport for Player {
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let shared = &self.shared;
+        let mut state = self.lock();
+        if let Some(d) = &state.divergence {
+            return Err(TransportError::Cassette(format!(
+                "cassette `{}` already diverged: {}",
+                shared.path.display(),
+                d.summary()
+            )));
+        }
+        let index = state.next;
+        if let Some(d) = shared.compare(index, &request) {
+            let msg = format!("cassette `{}`: {d}", shared.path.display());
+            state.divergence = Some(d);
+            return Err(TransportError::Cassette(msg));
+        }
+        state.next += 1;
+        drop(state);
+        Ok(shared.response(&shared.cassette.interactions[index]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassettes::format::{CassetteHeader, RecordedRequest, RecordedResponse, SseEvent};
+    use crate::providers::ApiKind;
+    use futures::StreamExt;
+    use std::collections::BTreeMap;
+
+    fn cassette() -> Cassette {
+        let req = |text: &str| RecordedRequest {
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            headers: BTreeMap::from([("content-type".into(), "application/json".into())]),
+            body: json!({"model": "m", "messages": [{"role": "user", "content": text}]}),
+        };
+        Cassette {
+            header: CassetteHeader::new(
+                "t",
+                "anthropic",
+                "m",
+                ApiKind::AnthropicMessages,
+                "pi",
+                "replace",
+            ),
+            interactions: vec![
+                Interaction {
+                    request: req("read /workspace/a.txt at 2026-01-01"),
+                    response: RecordedResponse {
+                        status: 200,
+                        headers: BTreeMap::new(),
+                        body: ResponseBody::Sse {
+                            events: vec![SseEvent {
+                                event: Some("x".into()),
+                                data: Some(json!({"path": "/workspace/a.txt"})),
+                                text: None,
+                                id: None,
+                                retry: None,
+                            }],
+                            end: StreamEnd::Cut,
+                            error: Some("reset by peer".into()),
+                        },
+                    },
+                },
+                Interaction {
+                    request: req("second"),
+                    response: RecordedResponse {
+                        status: 200,
+                        headers: BTreeMap::new(),
+                        body: ResponseBody::Json {
+                            json: json!({"ok": true}),
+                        },
+                    },
+                },
+            ],
+        }
+    }
+
+    fn request(text: &str) -> HttpRequest {
+        HttpRequest {
+            method: "POST".into(),
+            url: "https://api.example.com/v1/messages".into(),
+            headers: vec![
+                ("content-type".into(), "application/json".into()),
+                ("x-api-key".into(), "k".into()),
+            ],
+            body: json!({"messages": [{"content": text, "role": "user"}], "model": "m"}),
+        }
+    }
+
+    async fn collect(resp: HttpResponse) -> (String, Option<TransportError>) {
+        let mut s = resp.body;
+        let mut out = Vec::new();
+        while let Some(c) = s.next().await {
+            match c {
+                Ok(b) => out.extend_from_slice(&b),
+                Err(e) => return (String::from_utf8(out).unwrap(), Some(e)),
+            }
+        }
+        (String::from_utf8(out).unwrap(), None)
+    }
+
+    #[tokio::test]
+    async fn serves_in_order_with_workspace_and_rules_normalised() {
+        let rules = vec![NormalizeRule::new(r"\d{4}-\d{2}-\d{2}", "<date>").unwrap()];
+        let p = Player::from_cassette(
+            cassette(),
+            Path::new("c.yaml"),
+            rules,
+            Path::new("/tmp/run-42"),
+        );
+        let resp = p
+            .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
+            .await
+            .unwrap();
+        let (body, err) = collect(resp).await;
+        assert_eq!(body, "event: x\ndata: {\"path\":\"/tmp/run-42/a.txt\"}\n\n");
+        assert_eq!(err, Some(TransportError::Body("reset by peer".into())));
+        assert_eq!(p.unused_interactions(), 1);
+        let (body, err) = collect(p.send(request("second")).await.unwrap()).await;
+        assert_eq!((body.as_str(), err), ("{\"ok\":true}", None));
+        assert_eq!(p.unused_interactions(), 0);
+        assert_eq!(p.divergence(), None);
+
+        let err = p.send(request("third")).await.err().unwrap();
+        let d = p.divergence().unwrap();
+        assert_eq!((d.interaction, d.what.as_str()), (2, "request count"));
+        assert!(
+            err.to_string()
+                .contains("more requests than the cassette has (2)"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn divergence_names_the_request_path_and_diff() {
+        let p = Player::from_cassette(
+            cassette(),
+            Path::new("c.yaml"),
+            vec![],
+            Path::new("/tmp/run-42"),
+        );
+        let err = p
+            .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
+            .await
+            .err()
+            .unwrap();
+        let d = p.divergence().unwrap();
+        assert_eq!(d.interaction, 0);
+        assert_eq!(d.what, "body.messages[0].content");
+        assert!(
+            d.diff
+                .contains("-        \"content\": \"read /workspace/a.txt at 2026-01-01\","),
+            "{}",
+            d.diff
+        );
+        assert!(
+            d.diff
+                .contains("+        \"content\": \"read /workspace/a.txt at 2026-11-30\","),
+            "{}",
+            d.diff
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("request 1 of 2 differs from the cassette at body.messages[0].content"),
+            "{msg}"
+        );
+        // Later requests fail too, and the first divergence is kept.
+        assert!(p.send(request("second")).await.is_err());
+        assert_eq!(p.divergence().unwrap().interaction, 0);
+    }
+
+    #[tokio::test]
+    async fn method_and_path_must_match() {
+        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), vec![], Path::new("/w2"));
+        let mut r = request("x");
+        r.url = "https://api.example.com/v1/other".into();
+        p.send(r).await.err().unwrap();
+        assert_eq!(p.divergence().unwrap().what, "path");
+    }
+
+    #[test]
+    fn missing_file_hint_comes_from_the_path() {
+        let err = Player::load(
+            Path::new("/nonexistent/fix-bug/anthropic--claude-x.yaml"),
+            vec![],
+            Path::new("/w"),
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string()
+                .contains("--task fix-bug --cassette-mode record --model anthropic/claude-x"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! `harness run` and `harness validate`: load and validate the suite, plan, execute, report.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+
+use crate::agent::AgentEvent;
+use crate::cassettes::{self, CassetteMode};
+use crate::providers::catalog::{Catalog, ModelSelector};
+use crate::providers::config::HarnessConfig;
+use crate::reports;
+use crate::runner::{self, Reporter, RunOptions, RunnerEvent};
+use crate::scoring::Outcome;
+use crate::tasks;
+
+use super::exit;
+
+/// Arguments of `harness run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The tasks folder (one sub-folder per task, each with task.yaml and repo/).
+    #[arg(default_value = "tasks")]
+    pub tasks: PathBuf,
+
+    /// Model to run, as PROVIDER/MODEL, or MODEL with `--provider` (repeatable). Without it,
+    /// replay runs every cassette recorded for each task.
+    #[arg(long = "model", value_name = "PROVIDER/MODEL")]
+    pub models: Vec<String>,
+
+    /// Provider of `--model NAME` when NAME has no `PROVIDER/` prefix.
+    #[arg(long, value_name = "PROVIDER")]
+    pub provider: Option<String>,
+
+    /// Where cassettes are read and written.
+    #[arg(long, default_value = "cassettes")]
+    pub cassettes: PathBuf,
+
+    /// replay (default; never touches the network), record (live, write cassettes),
+    /// auto (replay what exists, record what is missing; replay under CI), live (no cassette).
+    #[arg(long = "cassette-mode", value_enum)]
+    pub cassette_mode: Option<CassetteMode>,
+
+    /// Shorthand for `--cassette-mode record`.
+    #[arg(long, conflicts_with = "cassette_mode")]
+    pub record: bool,
+
+    /// Base URL of the provider (an OpenAI-compatible server, a local test server).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Runs at once (default: the number of cores).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+
+    /// Only tasks whose id matches this glob (repeatable).
+    #[arg(long = "task", value_name = "GLOB")]
+    pub task_globs: Vec<String>,
+
+    /// Only tasks with this tag (repeatable: any of them).
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+
+    /// Keep each run's workspace instead of deleting it.
+    #[arg(long)]
+    pub keep_workspaces: bool,
+
+    /// Edit matching strategy: pi (exact, then Pi's fuzzy matching) or exact.
+    #[arg(long, default_value = "pi")]
+    pub edit_strategy: String,
+
+    /// Run every task this many times per model.
+    #[arg(long, default_value_t = 1)]
+    pub epochs: u32,
+
+    /// Where report folders are written.
+    #[arg(long, default_value = "reports")]
+    pub reports: PathBuf,
+
+    /// Stop starting new runs once this many dollars are spent (priced models only).
+    #[arg(long, value_name = "DOLLARS")]
+    pub max_cost: Option<f64>,
+
+    /// Re-run only the runs whose outcome was `error` in this previous report folder.
+    #[arg(long, value_name = "REPORT_DIR")]
+    pub rerun_errors: Option<PathBuf>,
+
+    /// No progress lines, only the summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Arguments of `harness validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The tasks folder.
+    #[arg(default_value = "tasks")]
+    pub tasks: PathBuf,
+
+    /// Print the task format's JSON Schema instead.
+    #[arg(long)]
+    pub schema: bool,
+}
+
+/// `harness validate`: check every task, report every problem, run nothing.
+pub fn validate(args: ValidateArgs) -> ExitCode {
+    if args.schema {
+        println!("{}", tasks::task_schema());
+        return ExitCode::SUCCESS;
+    }
+    match tasks::load_suite(&args.tasks) {
+        Ok(suite) => {
+            println!(
+                "{} tasks in {} are valid",
+                suite.tasks.len(),
+                args.tasks.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            eprintln!("{errors}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// `harness run`.
+pub fn run(args: RunArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return super::internal_error(&format!("could not start the async runtime: {e}")),
+    };
+    runtime.block_on(run_async(args))
+}
+
+async fn run_async(args: RunArgs) -> ExitCode {
+    let flag = if args.record {
+        Some(CassetteMode::Record)
+    } else {
+        args.cassette_mode
+    };
+    let mode = match cassettes::resolve_mode(flag, |k| std::env::var(k).ok()) {
+        Ok(mode) => mode,
+        Err(e) => return super::usage_error(&e.to_string(), "use replay, record, auto or live"),
+    };
+    let models = match model_selectors(&args.models, args.provider.as_deref()) {
+        Ok(models) => models,
+        Err(e) => {
+            return super::usage_error(&e, "for example `--model anthropic/claude-sonnet-4-5`");
+        }
+    };
+    let (config, _) = match HarnessConfig::load_first(&config_candidates(&args.tasks)) {
+        Ok(found) => found,
+        Err(e) => return super::usage_error(&e.to_string(), "fix or remove the file"),
+    };
+    let catalog = match Catalog::with_config(&config) {
+        Ok(catalog) => catalog,
+        Err(e) => return super::usage_error(&e.to_string(), "see the README's provider section"),
+    };
+    let (all_tasks, problems) = tasks::load_suite_lenient(&args.tasks);
+    for problem in &problems {
+        eprintln!("error: {problem}");
+    }
+    let selected = match tasks::filter(all_tasks, &args.task_globs, &args.tags) {
+        Ok(selected) => selected,
+        Err(e) => {
+            return super::usage_error(&e.to_string(), "`--task` takes a glob such as `py-*`");
+        }
+    };
+    let selected: Vec<Arc<tasks::Task>> = selected.into_iter().map(Arc::new).collect();
+    let report_dir = args
+        .reports
+        .join(chrono::Utc::now().format("%Y%m%d-%H%M%S-%3f").to_string());
+    let mut options = RunOptions::new(args.cassettes.clone(), report_dir.clone());
+    options.models = models;
+    options.mode = mode;
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    options.keep_workspaces = args.keep_workspaces;
+    options.edit_strategy = args.edit_strategy.clone();
+    options.base_url = args.base_url.clone();
+    options.epochs = args.epochs.max(1);
+    options.catalog = Arc::new(catalog);
+    options.max_cost = args.max_cost;
+    let planned = match runner::plan_runs(&selected, &options) {
+        Ok(planned) => planned,
+        Err(e) => {
+            let hint = if selected.is_empty() {
+                format!(
+                    "`harness validate {}` lists the problems",
+                    args.tasks.display()
+                )
+            } else {
+                "for example `--model anthropic/claude-sonnet-4-5`".to_owned()
+            };
+            return super::usage_error(&e.to_string(), &hint);
+        }
+    };
+    let planned = match &args.rerun_errors {
+        Some(previous) => match select_errors(planned, previous) {
+            Ok(planned) => planned,
+            Err(e) => return super::usage_error(&e, "pass a folder written by `harness run`"),
+        },
+        None => planned,
+    };
+    let unplanned: Vec<&Arc<tasks::Task>> = if args.rerun_errors.is_some() {
+        Vec::new()
+    } else {
+        selected
+            .iter()
+            .filter(|t| !planned.iter().any(|p| p.task.id == t.id))
+            .collect()
+    };
+    let reporter = Arc::new(TerminalProgress::new(!args.quiet));
+    let mut records = runner::execute(planned, &options, reporter).await;
+    for task in unplanned {
+        records.push(runner::missing_cassette_record(
+            task,
+            &options.cassettes_dir,
+        ));
+    }
+
+    let written = reports::write_report(&report_dir, &records, &[]);
+    let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+    println!("{}", reports::render_terminal_summary(&records, colour));
+    match written {
+        Ok(paths) => eprintln!("reports written to {}", paths.dir.display()),
+        Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),
+    }
+    if !problems.is_empty() {
+        eprintln!(
+            "error: {} problem(s) in the task suite (see above); the valid tasks ran",
+            problems.len()
+        );
+        return ExitCode::from(exit::USAGE);
+    }
+    if records.iter().all(|r| matches!(r.outcome, Outcome::Passed)) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::TASK_FAILED)
+    }
+}
+
+/// Where `harness.yaml` is looked for: the tasks folder, then the current folder.
+fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
+    vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
+}
+
+struct Key {
+    task_id: String,
+    provider: String,
+    model: String,
+    epoch: u32,
+    outcome: String,
+}
+
+/// Keeps the planned runs whose outcome was `error` in the previous report at `folder`.
+fn select_errors(
+    planned: Vec<runner::PlannedRun>,
+    folder: &std::path::Path,
+) -> Result<Vec<runner::PlannedRun>, String> {
+    let keys: Vec<Key> = {
+        let _ = folder;
+        vec![]
+    };
+    let errors: Vec<_> = keys.into_iter().filter(|k| k.outcome == "error").collect();
+    Ok(planned
+        .into_iter()
+        .filter(|p| {
+            errors.iter().any(|k| {
+                k.task_id == p.task.id
+                    && k.provider == p.model.provider
+                    && k.model == p.model.model
+                    && k.epoch == p.epoch
+            })
+        })
+        .collect())
+}
+
+/// Progress lines on stderr: one per finished run (and per start, on a terminal), plus
+/// cassette notes. Quiet mode keeps only the cassette notes.
+struct TerminalProgress {
+    verbose: bool,
+    starts: bool,
+    state: Mutex<(usize, usize)>,
+}
+
+impl TerminalProgress {
+    fn new(verbose: bool) -> Self {
+        TerminalProgress {
+            verbose,
+            starts: verbose && std::io::stderr().is_terminal(),
+            state: Mutex::new((0, 0)),
+        }
+    }
+}
+
+impl Reporter for TerminalProgress {
+    fn event(&self, event: &RunnerEvent) {
+        let mut state = self.state.lock().expect("progress state");
+        match event {
+            RunnerEvent::SuiteStarted { runs } => state.1 = *runs,
+            RunnerEvent::RunStarted { label, .. } if self.starts => {
+                eprintln!("   start {label}");
+            }
+            RunnerEvent::Agent {
+                event: AgentEvent::RunFinished { .. },
+                ..
+            } => {}
+            RunnerEvent::RunFinished { record, .. } if self.verbose => {
+                state.0 += 1;
+                eprintln!(
+                    "[{}/{}] {} {}/{}: {} ({} turns, {}/{} checks)",
+                    state.0,
+                    state.1,
+                    record.task_id,
+                    record.provider,
+                    record.model,
+                    record.outcome.name(),
+                    record.turns,
+                    record.checks_passed,
+                    record.checks_total
+                );
+            }
+            RunnerEvent::CassetteWritten { path, .. } => {
+                eprintln!("   cassette written: {}", path.display());
+            }
+            RunnerEvent::CassetteNotWritten { reason, .. } => {
+                eprintln!("   cassette not written: {reason}");
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.
+fn model_selectors(
+    models: &[String],
+    provider: Option<&str>,
+) -> Result<Vec<ModelSelector>, String> {
+    models
+        .iter()
+        .map(|m| match provider {
+            Some(p) if !m.contains('/') => format!("{p}/{m}").parse(),
+            _ => m.parse(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_selectors_accept_both_spellings() {
+        let sel = model_selectors(&["claude-x".into()], Some("anthropic")).unwrap();
+        assert_eq!(sel[0].to_string(), "anthropic/claude-x");
+        let sel = model_selectors(&["openai/gpt-x".into()], Some("anthropic")).unwrap();
+        assert_eq!(sel[0].to_string(), "openai/gpt-x");
+        let err = model_selectors(&["claude-x".into()], None).unwrap_err();
+        assert!(err.contains("PROVIDER/MODEL"), "{err}");
+    }
+}

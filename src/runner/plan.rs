@@ -1,0 +1,126 @@
+//! Planning: which (task, model, epoch) runs a `harness run` makes, and which cassette each uses.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::cassettes::{self, CassetteMode};
+use crate::providers::catalog::ModelSelector;
+use crate::tasks::Task;
+
+use super::RunOptions;
+
+/// One run to make.
+#[derive(Debug, Clone)]
+pub struct PlannedRun {
+    pub task: Arc<Task>,
+    pub model: ModelSelector,
+    /// 1-based.
+    pub epoch: u32,
+    /// Where this run's cassette is (or will be written).
+    pub cassette: PathBuf,
+}
+
+impl PlannedRun {
+    /// `task provider/model` (plus `#epoch` when several epochs run).
+    pub fn label(&self) -> String {
+        if self.epoch > 1 {
+            format!("{} {} #{}", self.task.id, self.model, self.epoch)
+        } else {
+            format!("{} {}", self.task.id, self.model)
+        }
+    }
+}
+
+/// Why no plan could be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("no model to run: {mode} mode needs at least one `--model PROVIDER/MODEL`")]
+    NoModel { mode: String },
+    #[error("no tasks to run")]
+    NoTasks,
+}
+
+/// Plans the runs for `tasks`.
+///
+/// With explicit models, every task runs against every model. Without, replay and auto modes run
+/// every cassette recorded for each task (a task with none gets no run; the caller reports it);
+/// record and live modes need a model.
+pub fn plan_runs(tasks: &[Arc<Task>], options: &RunOptions) -> Result<Vec<PlannedRun>, PlanError> {
+    if tasks.is_empty() {
+        return Err(PlanError::NoTasks);
+    }
+    if options.models.is_empty()
+        && matches!(options.mode, CassetteMode::Record | CassetteMode::Live)
+    {
+        return Err(PlanError::NoModel {
+            mode: format!("{:?}", options.mode).to_lowercase(),
+        });
+    }
+    let mut planned = Vec::new();
+    for task in tasks {
+        let models = if options.models.is_empty() {
+            recorded_models(&options.cassettes_dir, &task.id)
+        } else {
+            options.models.clone()
+        };
+        for model in models {
+            for epoch in 1..=options.epochs.max(1) {
+                planned.push(PlannedRun {
+                    task: task.clone(),
+                    cassette: cassettes::cassette_path(
+                        &options.cassettes_dir,
+                        &task.id,
+                        &model.provider,
+                        &model.model,
+                    ),
+                    model: model.clone(),
+                    epoch,
+                });
+            }
+        }
+    }
+    Ok(planned)
+}
+
+/// The provider and model of every cassette recorded for `task`, sorted.
+///
+/// Read from each file's header; a file whose header cannot be read is still planned (by its
+/// file name) so that replaying it reports the problem instead of skipping it silently.
+pub fn recorded_models(cassettes_dir: &Path, task: &str) -> Vec<ModelSelector> {
+    #[derive(Deserialize)]
+    struct Header {
+        provider: String,
+        model: String,
+    }
+    let folder = cassettes_dir.join(cassettes::sanitize_component(task));
+    let Ok(entries) = std::fs::read_dir(&folder) else {
+        return Vec::new();
+    };
+    let mut models: Vec<ModelSelector> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(&path).ok();
+            match text.and_then(|t| serde_yaml_ng::from_str::<Header>(&t).ok()) {
+                Some(h) => Some(ModelSelector {
+                    provider: h.provider,
+                    model: h.model,
+                }),
+                None => {
+                    let stem = path.file_stem()?.to_string_lossy().into_owned();
+                    let (provider, model) = stem.split_once("--")?;
+                    Some(ModelSelector {
+                        provider: provider.to_owned(),
+                        model: model.to_owned(),
+                    })
+                }
+            }
+        })
+        .collect();
+    models.sort();
+    models.dedup();
+    models
+}

@@ -1,0 +1,326 @@
+//! The whole path of `harness run`: the scripted model server answering in each wire format,
+//! recording through the real HTTP and SSE code, replaying from the written cassette, divergence
+//! after a changed tool output, and bad input (missing cassette, malformed task, malformed
+//! cassette) failing one run while the others go on.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use harness::cassettes::{self, CassetteMode};
+use harness::providers::ApiKind;
+use harness::providers::catalog::ModelSelector;
+use harness::runner::{self, RunOptions, Silent};
+use harness::scoring::{Outcome, RunRecord};
+use harness::tasks::{self, Task};
+use harness::testkit;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Copies the shipped task `id` (task.yaml and repo/) into `suite`.
+fn copy_task(id: &str, suite: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(repo_root().join("tasks").join(id))
+        .arg(suite.join(id))
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn load(suite: &Path, id: &str) -> Arc<Task> {
+    let loaded = tasks::load_suite(suite).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(
+        loaded
+            .tasks
+            .into_iter()
+            .find(|t| t.id == id)
+            .expect("task present"),
+    )
+}
+
+fn selector(api: ApiKind) -> ModelSelector {
+    match api {
+        ApiKind::AnthropicMessages => "anthropic/scripted-claude".parse().unwrap(),
+        _ => "openai/scripted-gpt".parse().unwrap(),
+    }
+}
+
+fn options(cassettes: &Path, reports: &Path, mode: CassetteMode) -> RunOptions {
+    let mut options = RunOptions::new(cassettes.to_path_buf(), reports.to_path_buf());
+    options.mode = mode;
+    options.jobs = 2;
+    options.key_env = Arc::new(|_| Some("test-key-not-secret".to_owned()));
+    options
+}
+
+/// Records `task` against the scripted server speaking `api`; returns the record and the
+/// requests the server received.
+async fn record(
+    task: &Arc<Task>,
+    api: ApiKind,
+    cassettes: &Path,
+    reports: &Path,
+) -> (RunRecord, Vec<testkit::RecordedRequest>) {
+    let script =
+        testkit::load_script(repo_root().join(format!("tests/scripts/{}.yaml", task.id))).unwrap();
+    let server = testkit::start(script, api).await;
+    let mut opts = options(cassettes, reports, CassetteMode::Record);
+    opts.models = vec![selector(api)];
+    opts.base_url = Some(server.base_url());
+    let planned = runner::plan_runs(std::slice::from_ref(task), &opts).unwrap();
+    let mut records = runner::execute(planned, &opts, Arc::new(Silent)).await;
+    (records.remove(0), server.requests())
+}
+
+async fn replay(task: &Arc<Task>, cassettes: &Path, reports: &Path) -> Vec<RunRecord> {
+    let opts = options(cassettes, reports, CassetteMode::Replay);
+    let planned = runner::plan_runs(std::slice::from_ref(task), &opts).unwrap();
+    runner::execute(planned, &opts, Arc::new(Silent)).await
+}
+
+#[tokio::test]
+async fn record_then_replay_both_wire_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    std::fs::create_dir(&suite).unwrap();
+    copy_task("py-median", &suite);
+    let task = load(&suite, "py-median");
+    let cassettes_dir = dir.path().join("cassettes");
+    let reports = dir.path().join("reports");
+
+    for api in [ApiKind::AnthropicMessages, ApiKind::OpenaiCompletions] {
+        let (recorded, requests) = record(&task, api, &cassettes_dir, &reports).await;
+        assert_eq!(
+            recorded.outcome,
+            Outcome::Passed,
+            "{api:?}: {}",
+            recorded.reason
+        );
+        let sel = selector(api);
+        let path = cassettes::cassette_path(&cassettes_dir, "py-median", &sel.provider, &sel.model);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cassette = cassettes::Cassette::from_yaml(&text, &path).unwrap();
+        assert_eq!(cassette.interactions.len(), requests.len(), "{api:?}");
+        assert_eq!(recorded.turns as usize, requests.len());
+        // The first request is what the model sees before any tool ran: system prompt, tool
+        // definitions, task prompt, in the provider's wire format.
+        insta::assert_json_snapshot!(
+            format!("py_median_first_request_{}", sel.provider),
+            requests[0].body
+        );
+        // The key never reaches the file, and neither does the workspace path.
+        assert!(!text.contains("test-key-not-secret"));
+        assert!(
+            !text.contains("/tmp/"),
+            "{api:?}: a temp path leaked into the cassette"
+        );
+        // What the server received is what the cassette holds, request for request.
+        for (i, (req, int)) in requests.iter().zip(&cassette.interactions).enumerate() {
+            assert_eq!(req.path, int.request.path, "{api:?} request {i}");
+            assert_eq!(
+                req.body["messages"].as_array().map(Vec::len),
+                int.request.body["messages"].as_array().map(Vec::len),
+                "{api:?} request {i}"
+            );
+        }
+    }
+
+    // Replay needs no server and no key: both recordings pass again.
+    let records = replay(&task, &cassettes_dir, &reports).await;
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(
+            r.outcome,
+            Outcome::Passed,
+            "{}/{}: {}",
+            r.provider,
+            r.model,
+            r.reason
+        );
+        assert!(r.turns >= 3);
+    }
+}
+
+#[tokio::test]
+async fn a_changed_tool_output_diverges_at_the_request_that_carries_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    std::fs::create_dir(&suite).unwrap();
+    copy_task("py-median", &suite);
+    let task = load(&suite, "py-median");
+    let cassettes_dir = dir.path().join("cassettes");
+    let reports = dir.path().join("reports");
+    let (recorded, _) = record(&task, ApiKind::AnthropicMessages, &cassettes_dir, &reports).await;
+    assert_eq!(recorded.outcome, Outcome::Passed, "{}", recorded.reason);
+
+    // The script reads tests/test_stats.py in its first turn: change that file, and the tool
+    // result in the second request differs from the recording.
+    let test_file = suite.join("py-median/repo/tests/test_stats.py");
+    let mut text = std::fs::read_to_string(&test_file).unwrap();
+    text.push_str("# a line the recording never saw\n");
+    std::fs::write(&test_file, text).unwrap();
+    let records = replay(&task, &cassettes_dir, &reports).await;
+    let r = &records[0];
+    assert_eq!(r.outcome, Outcome::Diverged, "{}", r.reason);
+    assert!(r.reason.contains("request 2 of"), "{}", r.reason);
+    let detail = r.detail.as_deref().unwrap_or_default();
+    assert!(
+        detail.contains("+") && detail.contains("a line the recording never saw"),
+        "the diff shows the new text: {detail}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    std::fs::create_dir(&suite).unwrap();
+    copy_task("py-median", &suite);
+    let task = load(&suite, "py-median");
+    let mut opts = options(
+        &dir.path().join("cassettes"),
+        &dir.path().join("reports"),
+        CassetteMode::Replay,
+    );
+    opts.models = vec!["anthropic/claude-never-recorded".parse().unwrap()];
+    let planned = runner::plan_runs(&[task], &opts).unwrap();
+    let records = runner::execute(planned, &opts, Arc::new(Silent)).await;
+    let r = &records[0];
+    assert_eq!(r.outcome, Outcome::Error);
+    let text = format!("{} {}", r.reason, r.detail.as_deref().unwrap_or_default());
+    assert!(text.contains("--cassette-mode record"), "{text}");
+    assert!(text.contains("claude-never-recorded"), "{text}");
+}
+
+/// Runs the binary with `args` in `cwd`; returns (exit code, stdout, stderr).
+fn harness(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CI")
+        .env_remove("HARNESS_CASSETTE_MODE")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_tasks_and_cassettes_fail_alone_while_the_others_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let suite = root.join("tasks");
+    std::fs::create_dir(&suite).unwrap();
+    // A good task with its shipped cassettes.
+    copy_task("py-median", &suite);
+    std::fs::create_dir_all(root.join("cassettes")).unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(repo_root().join("cassettes/py-median"))
+        .arg(root.join("cassettes/py-median"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // A task with a typo in its definition.
+    copy_task("sh-args", &suite);
+    let yaml = suite.join("sh-args/task.yaml");
+    let text = std::fs::read_to_string(&yaml).unwrap();
+    std::fs::write(&yaml, text.replacen("prompt:", "promt:", 1)).unwrap();
+    // A task whose cassette is malformed.
+    copy_task("py-crlf", &suite);
+    std::fs::create_dir_all(root.join("cassettes/py-crlf")).unwrap();
+    std::fs::write(
+        root.join("cassettes/py-crlf/anthropic--scripted-claude.yaml"),
+        "format_version: 1\ninteractions: [this is not a cassette\n",
+    )
+    .unwrap();
+
+    let (code, stdout, stderr) = harness(root, &["run", "tasks", "--jobs", "2"]);
+    assert_eq!(
+        code, 2,
+        "input problems exit 2\nstdout:{stdout}\nstderr:{stderr}"
+    );
+    assert!(
+        stderr.contains("sh-args/task.yaml") && stderr.contains("promt"),
+        "the malformed task is named with its field: {stderr}"
+    );
+    let report = std::fs::read_dir(root.join("reports"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let runs = std::fs::read_to_string(report.join("runs.csv")).unwrap();
+    let rows: Vec<&str> = runs.lines().skip(1).collect();
+    let median: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.starts_with("py-median,"))
+        .collect();
+    assert_eq!(
+        median.len(),
+        2,
+        "both recordings of the good task ran: {runs}"
+    );
+    assert!(median.iter().all(|r| r.contains(",passed,")), "{runs}");
+    let crlf = rows
+        .iter()
+        .find(|r| r.starts_with("py-crlf,"))
+        .expect("py-crlf row");
+    assert!(crlf.contains(",error,"), "{crlf}");
+    assert!(
+        crlf.contains("anthropic--scripted-claude.yaml"),
+        "the error names the cassette file: {crlf}"
+    );
+}
+
+/// The main job of the README: the shipped suite, replayed from its cassettes, passes every
+/// task; its deterministic reports are snapshot-tested.
+#[test]
+fn the_shipped_suite_replays_and_passes() {
+    let reports = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = harness(
+        &repo_root(),
+        &[
+            "run",
+            "tasks",
+            "--reports",
+            reports.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let folder = std::fs::read_dir(reports.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let summary = std::fs::read_to_string(folder.join("summary.md")).unwrap();
+    insta::assert_snapshot!("shipped_suite_summary_md", summary);
+    let runs = std::fs::read_to_string(folder.join("runs.csv")).unwrap();
+    insta::assert_snapshot!("shipped_suite_runs_csv", without_timings(&runs));
+}
+
+/// `runs.csv` without its timing columns, which differ on every run.
+fn without_timings(csv_text: &str) -> String {
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let keep: Vec<usize> = headers
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !harness::reports::csv::TIMING_COLUMNS.contains(h))
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = csv::Writer::from_writer(Vec::new());
+    out.write_record(keep.iter().map(|&i| &headers[i])).unwrap();
+    for row in reader.records() {
+        let row = row.unwrap();
+        out.write_record(keep.iter().map(|&i| &row[i])).unwrap();
+    }
+    String::from_utf8(out.into_inner().unwrap()).unwrap()
+}
