@@ -308,3 +308,74 @@ async fn thinking_levels_reach_every_api() {
         json!({"temperature": 0.2, "maxOutputTokens": 4096, "thinkingConfig": {"thinkingBudget": 0}})
     );
 }
+
+/// Records a two-request exchange (a tool call, then text) with the scripted server through the
+/// cassette recorder, writes the file, then replays it without the server: the same replies come
+/// back, byte for byte the same request bodies are expected, and the key is not in the file.
+#[tokio::test]
+async fn responses_and_gemini_record_and_replay_through_cassettes() {
+    use harness::cassettes::{CassetteHeader, Player, Recorder};
+    use harness::conversation::{Content, ToolResultMessage};
+    use harness::providers::{ProviderSettings, build_with};
+    use std::sync::Arc;
+
+    let yaml = "turns:\n  - thinking: Look first.\n    text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n  - text: Done.\n";
+    for api in [ApiKind::OpenaiResponses, ApiKind::GoogleGenerativeAi] {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).unwrap();
+        let path = dir.path().join("cassette.yaml");
+        let options = RequestOptions {
+            thinking: Some(ThinkingLevel::Low),
+            ..RequestOptions::default()
+        };
+        let run = |p: Arc<dyn harness::providers::Provider>| {
+            let options = options.clone();
+            async move {
+                let mut ctx = super::providers::hello();
+                let first = p.complete(&ctx, &options).await.unwrap();
+                let id = first.tool_calls().next().unwrap().id.clone();
+                ctx.messages.push(Message::Assistant(first.clone()));
+                ctx.messages.push(Message::ToolResult(ToolResultMessage {
+                    tool_call_id: id,
+                    tool_name: "read".into(),
+                    content: vec![Content::text("x")],
+                    is_error: false,
+                }));
+                let second = p.complete(&ctx, &options).await.unwrap();
+                (first, second)
+            }
+        };
+
+        let server = serve(api, yaml).await;
+        let spec = super::providers::spec(api, server.base_url());
+        let recorder = Recorder::new(
+            super::providers::transport(),
+            workspace.clone(),
+            vec!["test-key".into()],
+        );
+        let live = run(build_with(
+            spec.clone(),
+            Arc::new(recorder.clone()),
+            ProviderSettings::default(),
+        ))
+        .await;
+        let header = CassetteHeader::new("t", &spec.provider, &spec.model, api, "pi", "pi");
+        recorder.finish(header, &path).unwrap();
+        drop(server);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("test-key"), "{api:?}: the key was recorded");
+
+        let player = Player::load(&path, vec![], &workspace).unwrap();
+        let replayed = run(build_with(
+            spec,
+            Arc::new(player.clone()),
+            ProviderSettings::default(),
+        ))
+        .await;
+        assert_eq!(replayed, live, "{api:?}");
+        assert_eq!(player.divergence(), None);
+        assert_eq!(player.unused_interactions(), 0);
+        assert_eq!(live.1.text(), "Done.");
+    }
+}
