@@ -348,7 +348,8 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 /// An `error` event ends the reply with stop reason `error` and `"Error Code {code}: {message}"`;
 /// `response.failed` with `"{code}: {message}"`, `"incomplete: {reason}"` or Pi's unknown-error
 /// text; a `failed`/`cancelled` status with `"An unknown error occurred"`. A stream that ends
-/// before `response.completed` is [`ProviderError::StreamCut`].
+/// before `response.completed` (or `response.incomplete`, which Pi does not read and we take as
+/// the `incomplete` status: stop reason `length`) is [`ProviderError::StreamCut`].
 pub async fn read_stream(
     spec: &ModelSpec,
     mut stream: SseStream,
@@ -558,7 +559,9 @@ pub async fn read_stream(
                     _ => {}
                 }
             }
-            "response.completed" => {
+            // OpenAI ends a reply cut by `max_output_tokens` with `response.incomplete`; Pi
+            // reads only `response.completed` (and would call such a reply a stop), we read both.
+            "response.completed" | "response.incomplete" => {
                 let response = &data["response"];
                 if response["usage"].is_object() {
                     msg.usage = parse_usage(&response["usage"]);
@@ -740,11 +743,13 @@ mod tests {
             m.error_message.as_deref(),
             Some("An unknown error occurred")
         );
-        let s = stream(&[json!({"type":"response.completed","response":{"status":"incomplete"}})]);
-        assert_eq!(
-            read_stream(&spec(), s).await.unwrap().stop_reason,
-            StopReason::Length
-        );
+        for kind in ["response.completed", "response.incomplete"] {
+            let s = stream(&[json!({"type":kind,"response":{"status":"incomplete"}})]);
+            assert_eq!(
+                read_stream(&spec(), s).await.unwrap().stop_reason,
+                StopReason::Length
+            );
+        }
         let s = stream(&[json!({"type":"response.created","response":{"id":"r"}})]);
         assert!(matches!(
             read_stream(&spec(), s).await.unwrap_err(),

@@ -908,10 +908,13 @@ fn responses_events(r: &Reply) -> Vec<SseEvent> {
                            "output_tokens": u.output,
                            "output_tokens_details": {"reasoning_tokens": 0},
                            "total_tokens": input + u.output});
-    ev(
-        &mut out,
-        json!({"type": "response.completed", "response": done}),
-    );
+    // A reply cut by the token limit ends with `response.incomplete`, as OpenAI sends it.
+    let kind = if status == "incomplete" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    ev(&mut out, json!({"type": kind, "response": done}));
     out
 }
 
