@@ -4,6 +4,7 @@ mod cassettes;
 mod cli_tool;
 mod edit;
 mod providers;
+mod providers_more;
 mod reports;
 mod retry;
 mod run;
