@@ -15,6 +15,7 @@ fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     ModelSpec {
         provider: match api {
             ApiKind::AnthropicMessages => "anthropic".into(),
+            ApiKind::GoogleGenerativeAi => "google".into(),
             _ => "openai".into(),
         },
         api,
@@ -54,7 +55,12 @@ async fn retrying(script: &str, api: ApiKind) -> (Retrying, testkit::ScriptedSer
     (Retrying::new(provider, fast(), None), server)
 }
 
-const APIS: [ApiKind; 2] = [ApiKind::AnthropicMessages, ApiKind::OpenaiCompletions];
+const APIS: [ApiKind; 4] = [
+    ApiKind::AnthropicMessages,
+    ApiKind::OpenaiCompletions,
+    ApiKind::OpenaiResponses,
+    ApiKind::GoogleGenerativeAi,
+];
 
 #[tokio::test]
 async fn server_error_then_success() {
