@@ -14,7 +14,7 @@ mod normalize;
 mod strategy;
 
 use std::ffi::OsString;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -238,10 +238,7 @@ fn edit_file(
         return Err(reporter.aborted());
     }
     let restored = restore_line_endings(&applied.new_content, ending);
-    let mut bytes = Vec::with_capacity(bom.len() + restored.len());
-    bytes.extend_from_slice(bom.as_bytes());
-    bytes.extend_from_slice(restored.as_bytes());
-    std::fs::write(abs, &bytes).map_err(|e| file_error(node_error(&e, "open", Some(abs))))?;
+    write_file(abs, bom, &restored).map_err(file_error)?;
 
     let diff = generate_diff_string(&applied.base, &applied.new_content, CONTEXT_LINES);
     let mut details = Map::new();
@@ -269,6 +266,14 @@ fn read_file(abs: &Path) -> Result<String, String> {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
+}
+
+/// `writeFile(abs, bom + text, "utf-8")`: truncate or create, follow symlinks, then write.
+fn write_file(abs: &Path, bom: &str, text: &str) -> Result<(), String> {
+    let mut file = std::fs::File::create(abs).map_err(|e| node_error(&e, "open", Some(abs)))?;
+    file.write_all(bom.as_bytes())
+        .and_then(|()| file.write_all(text.as_bytes()))
+        .map_err(|e| node_error(&e, "write", None))
 }
 
 /// A Node fs error message: `CODE: description, syscall 'path'` (libuv's descriptions).
