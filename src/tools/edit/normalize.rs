@@ -190,8 +190,12 @@ pub fn scan_all(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
     if patterns.is_empty() {
         return results;
     }
+    // A DFA without prefilter: edits from one file tend to share common bytes, so a rare-byte
+    // prefilter fires on every line and only slows the scan down.
     let Ok(automaton) = aho_corasick::AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::Standard)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .prefilter(false)
         .build(&patterns)
     else {
         // Too large an automaton: fall back to one search per needle.

@@ -175,7 +175,7 @@ fn splice(base: &str, edits: &[Replacement], mut located: Vec<Located>) -> Resul
 }
 
 /// From this many edits on, all needles are searched in one pass over the text.
-const ONE_PASS_FROM: usize = 2;
+const ONE_PASS_FROM: usize = 12;
 
 /// First position and non-overlapping count of every needle in `haystack`.
 fn scan(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
@@ -277,11 +277,11 @@ impl EditStrategy for PiStrategy {
 
         let mut tiers = Vec::with_capacity(n);
         let mut located = Vec::with_capacity(n);
-        for i in 0..n {
-            let Some((start, len)) = found[i] else {
+        for (i, (found, count)) in found.into_iter().zip(counts).enumerate() {
+            let Some((start, len)) = found else {
                 return Err(Miss::new(EditFailure::NotFound { index: i }, tiers));
             };
-            unique(counts[i], i, &tiers)?;
+            unique(count, i, &tiers)?;
             tiers.push(match initial[i] {
                 Some((MatchTier::Exact, _)) => MatchTier::Exact,
                 _ => MatchTier::Fuzzy,
