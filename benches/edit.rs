@@ -153,7 +153,11 @@ fn main() {
         }));
     }
     let manifest_path = out_dir.join("cases.json");
-    std::fs::write(&manifest_path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
 
     let pi_dir = root.join("benches/pi");
     if no_pi || !pi_dir.join("node_modules").exists() {

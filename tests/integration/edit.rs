@@ -55,46 +55,164 @@ fn many(pairs: &[(&str, &str)]) -> Value {
 fn hand_written() -> Vec<Case> {
     let twenty: String = (1..=20).map(|n| format!("line {n}\n")).collect();
     vec![
-        case("success", &[("f.txt", "alpha\nbeta\ngamma\n")], one("beta", "BETA")),
-        case("enoent", &[], json!({"path": "nofile.txt", "edits": [{"oldText": "a", "newText": "b"}]})),
-        case("eisdir", &[("sub/x.txt", "x")], json!({"path": "sub", "edits": [{"oldText": "a", "newText": "b"}]})),
-        case("no-edits", &[("f.txt", "a")], json!({"path": "f.txt", "edits": []})),
+        case(
+            "success",
+            &[("f.txt", "alpha\nbeta\ngamma\n")],
+            one("beta", "BETA"),
+        ),
+        case(
+            "enoent",
+            &[],
+            json!({"path": "nofile.txt", "edits": [{"oldText": "a", "newText": "b"}]}),
+        ),
+        case(
+            "eisdir",
+            &[("sub/x.txt", "x")],
+            json!({"path": "sub", "edits": [{"oldText": "a", "newText": "b"}]}),
+        ),
+        case(
+            "no-edits",
+            &[("f.txt", "a")],
+            json!({"path": "f.txt", "edits": []}),
+        ),
         case("empty-old-1", &[("f.txt", "a")], one("", "x")),
-        case("empty-old-n", &[("f.txt", "a")], many(&[("zz", "x"), ("", "y")])),
+        case(
+            "empty-old-n",
+            &[("f.txt", "a")],
+            many(&[("zz", "x"), ("", "y")]),
+        ),
         case("not-found-1", &[("f.txt", "abc\n")], one("zz", "x")),
-        case("not-found-n", &[("f.txt", "abc\n")], many(&[("a", "x"), ("zz", "y")])),
+        case(
+            "not-found-n",
+            &[("f.txt", "abc\n")],
+            many(&[("a", "x"), ("zz", "y")]),
+        ),
         case("dup-1", &[("f.txt", "x\nx\nx\n")], one("x", "y")),
-        case("dup-n", &[("f.txt", "x\nx\ny\n")], many(&[("y", "Y"), ("x", "z")])),
-        case("overlap", &[("f.txt", "abcdef\n")], many(&[("cde", "X"), ("abc", "Y")])),
-        case("adjacent", &[("f.txt", "abcdef\n")], many(&[("def", "2"), ("abc", "1")])),
+        case(
+            "dup-n",
+            &[("f.txt", "x\nx\ny\n")],
+            many(&[("y", "Y"), ("x", "z")]),
+        ),
+        case(
+            "overlap",
+            &[("f.txt", "abcdef\n")],
+            many(&[("cde", "X"), ("abc", "Y")]),
+        ),
+        case(
+            "adjacent",
+            &[("f.txt", "abcdef\n")],
+            many(&[("def", "2"), ("abc", "1")]),
+        ),
         case("no-change-1", &[("f.txt", "a\n")], one("a", "a")),
-        case("no-change-n", &[("f.txt", "a b\n")], many(&[("a", "a"), ("b", "b")])),
+        case(
+            "no-change-n",
+            &[("f.txt", "a b\n")],
+            many(&[("a", "a"), ("b", "b")]),
+        ),
         case("mixed-lf", &[("f.txt", "a\nb\r\nc\rd\n")], one("a", "A")),
         case("mixed-crlf", &[("f.txt", "a\r\nb\nc\n")], one("a", "A")),
-        case("crlf-multiline", &[("f.txt", "one\r\ntwo\r\nthree\r\n")], one("one\r\ntwo", "uno\ndos\r\nmas")),
-        case("bom-fuzzy", &[("f.txt", "\u{FEFF}say “hi”  \nnext\n")], one("say \"hi\"", "say \"yo\"")),
-        case("smart", &[("f.txt", "it’s a ‘test’ — “quoted” – 1−2\n")], one("it's a 'test' - \"quoted\" - 1-2", "done")),
-        case("trailing-old", &[("f.txt", "fn main() {\n    body();\n}\n")], one("    body();   \n}", "    other();\n}")),
-        case("trailing-file", &[("f.txt", "a = 1  \t\nb = 2\n")], one("a = 1\nb = 2", "c = 3")),
-        case("normalise-all", &[("f.txt", "title: “Intro”  \nﬁle… ＡＢＣ\u{A0}x\nit’s — fine\t\ntarget line   \n")], one("it's - fine", "changed")),
-        case("exact-keeps", &[("f.txt", "title: “Intro”  \nﬁle… ＡＢＣ\u{A0}x\ntarget line   \n")], one("target", "goal")),
-        case("mixed-tiers", &[("f.txt", "x = “a”\ny = 2   \nz = 3\n")], many(&[("z = 3", "z = 4"), ("x = \"a\"", "x = 'b'")])),
-        case("fuzzy-dup", &[("f.txt", "it’s here\nit's here\n")], one("it's here", "gone")),
+        case(
+            "crlf-multiline",
+            &[("f.txt", "one\r\ntwo\r\nthree\r\n")],
+            one("one\r\ntwo", "uno\ndos\r\nmas"),
+        ),
+        case(
+            "bom-fuzzy",
+            &[("f.txt", "\u{FEFF}say “hi”  \nnext\n")],
+            one("say \"hi\"", "say \"yo\""),
+        ),
+        case(
+            "smart",
+            &[("f.txt", "it’s a ‘test’ — “quoted” – 1−2\n")],
+            one("it's a 'test' - \"quoted\" - 1-2", "done"),
+        ),
+        case(
+            "trailing-old",
+            &[("f.txt", "fn main() {\n    body();\n}\n")],
+            one("    body();   \n}", "    other();\n}"),
+        ),
+        case(
+            "trailing-file",
+            &[("f.txt", "a = 1  \t\nb = 2\n")],
+            one("a = 1\nb = 2", "c = 3"),
+        ),
+        case(
+            "normalise-all",
+            &[(
+                "f.txt",
+                "title: “Intro”  \nﬁle… ＡＢＣ\u{A0}x\nit’s — fine\t\ntarget line   \n",
+            )],
+            one("it's - fine", "changed"),
+        ),
+        case(
+            "exact-keeps",
+            &[(
+                "f.txt",
+                "title: “Intro”  \nﬁle… ＡＢＣ\u{A0}x\ntarget line   \n",
+            )],
+            one("target", "goal"),
+        ),
+        case(
+            "mixed-tiers",
+            &[("f.txt", "x = “a”\ny = 2   \nz = 3\n")],
+            many(&[("z = 3", "z = 4"), ("x = \"a\"", "x = 'b'")]),
+        ),
+        case(
+            "fuzzy-dup",
+            &[("f.txt", "it’s here\nit's here\n")],
+            one("it's here", "gone"),
+        ),
         case("ws-only-3", &[("f.txt", "abc")], one("  ", "x")),
         case("ws-only-2", &[("f.txt", "ab")], one("  ", "x")),
         case("ws-only-emoji", &[("f.txt", "😀")], one(" \t", "x")),
-        case("original-not-incremental", &[("f.txt", "one two\n")], many(&[("one", "two"), ("two", "three")])),
-        case("legacy", &[("f.txt", "left right\n")], json!({"path": "f.txt", "oldText": "left", "newText": "L"})),
-        case("legacy-plus", &[("f.txt", "left right\n")], json!({"path": "f.txt", "edits": [{"oldText": "right", "newText": "R"}], "oldText": "left", "newText": "L"})),
-        case("edits-string", &[("f.txt", "left right\n")], json!({"path": "f.txt", "edits": "[{\"oldText\":\"right\",\"newText\":\"R\"}]"})),
-        case("diff-w2", &[("f.txt", &twenty)], many(&[("line 3\n", ""), ("line 15\n", "LINE 15\n")])),
+        case(
+            "original-not-incremental",
+            &[("f.txt", "one two\n")],
+            many(&[("one", "two"), ("two", "three")]),
+        ),
+        case(
+            "legacy",
+            &[("f.txt", "left right\n")],
+            json!({"path": "f.txt", "oldText": "left", "newText": "L"}),
+        ),
+        case(
+            "legacy-plus",
+            &[("f.txt", "left right\n")],
+            json!({"path": "f.txt", "edits": [{"oldText": "right", "newText": "R"}], "oldText": "left", "newText": "L"}),
+        ),
+        case(
+            "edits-string",
+            &[("f.txt", "left right\n")],
+            json!({"path": "f.txt", "edits": "[{\"oldText\":\"right\",\"newText\":\"R\"}]"}),
+        ),
+        case(
+            "diff-w2",
+            &[("f.txt", &twenty)],
+            many(&[("line 3\n", ""), ("line 15\n", "LINE 15\n")]),
+        ),
         case("no-final-newline", &[("f.txt", "a\nb")], one("b", "b\n")),
-        case("emoji-fuzzy", &[("f.txt", "😀 “a” 😀\nb 😀 x\n")], many(&[("\"a\"", "A"), ("x", "X")])),
+        case(
+            "emoji-fuzzy",
+            &[("f.txt", "😀 “a” 😀\nb 😀 x\n")],
+            many(&[("\"a\"", "A"), ("x", "X")]),
+        ),
         case("nfkc-old", &[("f.txt", "file\n")], one("ﬁle", "doc")),
-        case("decomposed", &[("f.txt", "cafe\u{301} menu\n")], one("café", "bar")),
-        case("nbsp-path", &[("my file.txt", "x\n")], json!({"path": "@my\u{202F}file.txt", "edits": [{"oldText": "x", "newText": "y"}]})),
+        case(
+            "decomposed",
+            &[("f.txt", "cafe\u{301} menu\n")],
+            one("café", "bar"),
+        ),
+        case(
+            "nbsp-path",
+            &[("my file.txt", "x\n")],
+            json!({"path": "@my\u{202F}file.txt", "edits": [{"oldText": "x", "newText": "y"}]}),
+        ),
         case("delete-all", &[("f.txt", "only\n")], one("only\n", "")),
-        case("insert-lines", &[("f.txt", "a\nb\n")], one("a\n", "a\n1\n2\n3\n")),
+        case(
+            "insert-lines",
+            &[("f.txt", "a\nb\n")],
+            one("a\n", "a\n1\n2\n3\n"),
+        ),
     ]
 }
 
@@ -109,7 +227,9 @@ fn generated(count: usize) -> Vec<Case> {
     let mut cases = Vec::new();
     for n in 0..count {
         let len = rng.gen_range(1..80);
-        let mut content: String = (0..len).map(|_| PIECES[rng.gen_range(0..PIECES.len())]).collect();
+        let mut content: String = (0..len)
+            .map(|_| PIECES[rng.gen_range(0..PIECES.len())])
+            .collect();
         if rng.gen_bool(0.1) {
             content.insert(0, '\u{FEFF}');
         }
@@ -166,7 +286,11 @@ fn run_pi(cases: &[Case], work: &Path) -> Vec<Outcome> {
         .arg(&input)
         .output()
         .expect("node runs (install it and run `npm install` in benches/pi)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let results: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     results
         .into_iter()
@@ -193,7 +317,9 @@ async fn run_ours(c: &Case) -> Outcome {
     }
     let tool = EditTool::new();
     let ctx = ToolContext::new(dir.path());
-    let result = tool.execute(tool.prepare_arguments(c.args.clone()), &ctx).await;
+    let result = tool
+        .execute(tool.prepare_arguments(c.args.clone()), &ctx)
+        .await;
     let (is_error, text, details) = match result {
         Ok(out) => {
             let text = out

@@ -110,7 +110,10 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
             }
             Kind::Same => {
                 let next_is_change = parts.get(p + 1).is_some_and(|n| n.kind != Kind::Same);
-                let show = |out: &mut Vec<String>, lines: &[&str], old_no: &mut usize, new_no: &mut usize| {
+                let show = |out: &mut Vec<String>,
+                            lines: &[&str],
+                            old_no: &mut usize,
+                            new_no: &mut usize| {
                     for line in lines {
                         context(out, *old_no, line);
                         *old_no += 1;
@@ -127,7 +130,12 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
                         out.push(elided.clone());
                         old_no += skipped;
                         new_no += skipped;
-                        show(&mut out, &raw[raw.len() - context_lines..], &mut old_no, &mut new_no);
+                        show(
+                            &mut out,
+                            &raw[raw.len() - context_lines..],
+                            &mut old_no,
+                            &mut new_no,
+                        );
                     }
                     (true, false) => {
                         let shown = raw.len().min(context_lines);
@@ -286,8 +294,7 @@ fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
             }
             // jsdiff prefers the path that got further along the old text; on a tie, removal.
             let take_add = !can_remove
-                || (can_add
-                    && remove_path.map(|p| p.old_pos) < add_path.map(|p| p.old_pos));
+                || (can_add && remove_path.map(|p| p.old_pos) < add_path.map(|p| p.old_pos));
             let mut head = match (take_add, add_path, remove_path) {
                 (true, Some(add), _) => add_to_path(&mut arena, add, Kind::Added),
                 (false, _, Some(remove)) => add_to_path(&mut arena, remove, Kind::Removed),

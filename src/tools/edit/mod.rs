@@ -139,7 +139,14 @@ impl Tool for EditTool {
             }
             let job_cancel = cancel.clone();
             let job = tokio::task::spawn_blocking(move || {
-                edit_file(&abs, &path, &edits, strategy.as_ref(), &job_cancel, reporter)
+                edit_file(
+                    &abs,
+                    &path,
+                    &edits,
+                    strategy.as_ref(),
+                    &job_cancel,
+                    reporter,
+                )
             });
             tokio::select! {
                 biased;
@@ -168,7 +175,12 @@ impl Reporter {
         }
     }
 
-    fn fail(self, message: impl Into<String>, tiers: Vec<MatchTier>, failure: EditFailure) -> ToolError {
+    fn fail(
+        self,
+        message: impl Into<String>,
+        tiers: Vec<MatchTier>,
+        failure: EditFailure,
+    ) -> ToolError {
         ToolError {
             message: message.into(),
             edit: Some(self.report(tiers, Some(failure))),

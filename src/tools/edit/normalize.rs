@@ -82,20 +82,14 @@ pub fn strip_bom(text: &str) -> (&str, &str) {
 fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n'
-            | '\u{0B}'
-            | '\u{0C}'
-            | '\r'
-            | ' '
-            | '\u{A0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200A}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202F}'
-            | '\u{205F}'
-            | '\u{3000}'
-            | '\u{FEFF}'
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -204,7 +198,9 @@ pub fn scan_all(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
             .map(|n| (find(haystack, n), count_occurrences(haystack, n)))
             .collect();
     };
-    let slots: Vec<usize> = (0..needles.len()).filter(|&i| !needles[i].is_empty()).collect();
+    let slots: Vec<usize> = (0..needles.len())
+        .filter(|&i| !needles[i].is_empty())
+        .collect();
     // Per pattern, the greedy left-to-right non-overlapping count: matches of one pattern arrive
     // in order of their start, and one is counted if it starts after the last counted one ends.
     let mut next_free = vec![0usize; patterns.len()];
@@ -255,7 +251,10 @@ mod tests {
 
     #[test]
     fn restore_line_endings_rewrites_every_lf() {
-        assert_eq!(restore_line_endings("a\nb\n", LineEnding::CrLf), "a\r\nb\r\n");
+        assert_eq!(
+            restore_line_endings("a\nb\n", LineEnding::CrLf),
+            "a\r\nb\r\n"
+        );
         assert_eq!(restore_line_endings("a\nb", LineEnding::CrLf), "a\r\nb");
         assert_eq!(restore_line_endings("a\nb\n", LineEnding::Lf), "a\nb\n");
     }
@@ -310,7 +309,9 @@ mod tests {
     #[test]
     fn one_pass_scan_agrees_with_per_needle_search() {
         let haystack = "aaaa abab’ab a\naa ’ ab\nabababa";
-        let needles = ["aa", "ab", "aba", "’", "a", "", "zz", "ab", "b\na", "abababa"];
+        let needles = [
+            "aa", "ab", "aba", "’", "a", "", "zz", "ab", "b\na", "abababa",
+        ];
         let expected: Vec<(Option<usize>, i64)> = needles
             .iter()
             .map(|n| (find(haystack, n), count_occurrences(haystack, n)))

@@ -148,7 +148,11 @@ fn check_not_empty(edits: &[Replacement]) -> Result<(), Miss> {
 
 /// Sorts the matches by position (stably, as JS does), rejects overlaps with the original edit
 /// indices, splices the new texts in, and rejects a result identical to the base.
-fn splice(base: &str, edits: &[Replacement], mut located: Vec<Located>) -> Result<String, EditFailure> {
+fn splice(
+    base: &str,
+    edits: &[Replacement],
+    mut located: Vec<Located>,
+) -> Result<String, EditFailure> {
     located.sort_by_key(|m| m.start);
     for pair in located.windows(2) {
         let (prev, cur) = (pair[0], pair[1]);
@@ -192,7 +196,10 @@ fn scan(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
 /// First position of every needle in `haystack`.
 fn positions(haystack: &str, needles: &[&str]) -> Vec<Option<usize>> {
     if needles.len() >= ONE_PASS_FROM {
-        scan_all(haystack, needles).into_iter().map(|(at, _)| at).collect()
+        scan_all(haystack, needles)
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect()
     } else {
         needles.iter().map(|n| find(haystack, n)).collect()
     }
@@ -201,7 +208,10 @@ fn positions(haystack: &str, needles: &[&str]) -> Vec<Option<usize>> {
 fn unique(count: i64, index: usize, tiers: &[MatchTier]) -> Result<(), Miss> {
     if count > 1 {
         let count = usize::try_from(count).unwrap_or(usize::MAX);
-        return Err(Miss::new(EditFailure::NotUnique { index, count }, tiers.to_vec()));
+        return Err(Miss::new(
+            EditFailure::NotUnique { index, count },
+            tiers.to_vec(),
+        ));
     }
     Ok(())
 }

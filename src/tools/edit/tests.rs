@@ -79,9 +79,14 @@ async fn empty_or_missing_edits_are_rejected_before_anything_else() {
 async fn a_missing_file_is_enoent_with_the_raw_path() {
     let dir = dir_with(&[]);
     let err = run(&dir, one("nofile.txt", "a", "b")).await.unwrap_err();
-    assert_eq!(err.message, "Could not edit file: nofile.txt. Error code: ENOENT.");
+    assert_eq!(
+        err.message,
+        "Could not edit file: nofile.txt. Error code: ENOENT."
+    );
     assert_eq!(err.edit, report("pi", &[], Some(EditFailure::File)));
-    let err = run(&dir, one("@sub/../nofile.txt", "a", "b")).await.unwrap_err();
+    let err = run(&dir, one("@sub/../nofile.txt", "a", "b"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Could not edit file: @sub/../nofile.txt. Error code: ENOENT."
@@ -92,7 +97,10 @@ async fn a_missing_file_is_enoent_with_the_raw_path() {
 async fn a_directory_passes_access_then_fails_on_read() {
     let dir = dir_with(&[("sub/x.txt", "x")]);
     let err = run(&dir, one("sub", "a", "b")).await.unwrap_err();
-    assert_eq!(err.message, "EISDIR: illegal operation on a directory, read");
+    assert_eq!(
+        err.message,
+        "EISDIR: illegal operation on a directory, read"
+    );
     assert_eq!(err.edit, report("pi", &[], Some(EditFailure::File)));
 }
 
@@ -101,13 +109,19 @@ async fn empty_old_text_is_checked_first_for_every_edit() {
     let dir = dir_with(&[("f.txt", "abc\n")]);
     let err = run(&dir, one("f.txt", "", "x")).await.unwrap_err();
     assert_eq!(err.message, "oldText must not be empty in f.txt.");
-    assert_eq!(err.edit, report("pi", &[], Some(EditFailure::EmptyOldText { index: 0 })));
+    assert_eq!(
+        err.edit,
+        report("pi", &[], Some(EditFailure::EmptyOldText { index: 0 }))
+    );
     // edits[0] is not found, but the empty check of edits[1] comes first.
     let args = json!({"path": "f.txt", "edits": [
         {"oldText": "zzz", "newText": "x"}, {"oldText": "", "newText": "y"}]});
     let err = run(&dir, args).await.unwrap_err();
     assert_eq!(err.message, "edits[1].oldText must not be empty in f.txt.");
-    assert_eq!(err.edit, report("pi", &[], Some(EditFailure::EmptyOldText { index: 1 })));
+    assert_eq!(
+        err.edit,
+        report("pi", &[], Some(EditFailure::EmptyOldText { index: 1 }))
+    );
     assert_eq!(read(&dir, "f.txt"), "abc\n");
 }
 
@@ -119,7 +133,10 @@ async fn not_found_texts_for_one_and_many_edits() {
         err.message,
         "Could not find the exact text in f.txt. The old text must match exactly including all whitespace and newlines."
     );
-    assert_eq!(err.edit, report("pi", &[], Some(EditFailure::NotFound { index: 0 })));
+    assert_eq!(
+        err.edit,
+        report("pi", &[], Some(EditFailure::NotFound { index: 0 }))
+    );
     let args = json!({"path": "f.txt", "edits": [
         {"oldText": "alpha", "newText": "A"}, {"oldText": "gamma", "newText": "G"}]});
     let err = run(&dir, args).await.unwrap_err();
@@ -127,7 +144,10 @@ async fn not_found_texts_for_one_and_many_edits() {
         err.message,
         "Could not find edits[1] in f.txt. The oldText must match exactly including all whitespace and newlines."
     );
-    assert_eq!(err.edit, report("pi", &[Exact], Some(EditFailure::NotFound { index: 1 })));
+    assert_eq!(
+        err.edit,
+        report("pi", &[Exact], Some(EditFailure::NotFound { index: 1 }))
+    );
     assert_eq!(read(&dir, "f.txt"), "alpha\nbeta\n");
 }
 
@@ -141,7 +161,11 @@ async fn not_unique_texts_for_one_and_many_edits() {
     );
     assert_eq!(
         err.edit,
-        report("pi", &[], Some(EditFailure::NotUnique { index: 0, count: 3 }))
+        report(
+            "pi",
+            &[],
+            Some(EditFailure::NotUnique { index: 0, count: 3 })
+        )
     );
     let args = json!({"path": "f.txt", "edits": [
         {"oldText": "y", "newText": "Y"}, {"oldText": "x = 1\n", "newText": ""}]});
@@ -152,7 +176,11 @@ async fn not_unique_texts_for_one_and_many_edits() {
     );
     assert_eq!(
         err.edit,
-        report("pi", &[Exact], Some(EditFailure::NotUnique { index: 1, count: 3 }))
+        report(
+            "pi",
+            &[Exact],
+            Some(EditFailure::NotUnique { index: 1, count: 3 })
+        )
     );
 }
 
@@ -168,7 +196,14 @@ async fn overlap_names_the_original_indices_in_position_order() {
     );
     assert_eq!(
         err.edit,
-        report("pi", &[Exact, Exact], Some(EditFailure::Overlap { first: 1, second: 0 }))
+        report(
+            "pi",
+            &[Exact, Exact],
+            Some(EditFailure::Overlap {
+                first: 1,
+                second: 0
+            })
+        )
     );
     // Touching edits are fine.
     let args = json!({"path": "f.txt", "edits": [
@@ -186,7 +221,10 @@ async fn no_change_texts_for_one_and_many_edits() {
         err.message,
         "No changes made to f.txt. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected."
     );
-    assert_eq!(err.edit, report("pi", &[Exact], Some(EditFailure::NoChange)));
+    assert_eq!(
+        err.edit,
+        report("pi", &[Exact], Some(EditFailure::NoChange))
+    );
     let args = json!({"path": "f.txt", "edits": [
         {"oldText": "same", "newText": "same"}, {"oldText": "other", "newText": "other"}]});
     let err = run(&dir, args).await.unwrap_err();
@@ -194,7 +232,10 @@ async fn no_change_texts_for_one_and_many_edits() {
         err.message,
         "No changes made to f.txt. The replacements produced identical content."
     );
-    assert_eq!(err.edit, report("pi", &[Exact, Exact], Some(EditFailure::NoChange)));
+    assert_eq!(
+        err.edit,
+        report("pi", &[Exact, Exact], Some(EditFailure::NoChange))
+    );
 }
 
 #[tokio::test]
@@ -204,7 +245,10 @@ async fn errors_come_in_pis_order_not_found_before_later_duplicates() {
     let args = json!({"path": "f.txt", "edits": [
         {"oldText": "a", "newText": "x"}, {"oldText": "zz", "newText": "y"}]});
     let err = run(&dir, args).await.unwrap_err();
-    assert_eq!(err.edit.unwrap().failure, Some(EditFailure::NotUnique { index: 0, count: 2 }));
+    assert_eq!(
+        err.edit.unwrap().failure,
+        Some(EditFailure::NotUnique { index: 0, count: 2 })
+    );
 }
 
 // ---- success, line endings, BOM ----------------------------------------------------------------
@@ -245,7 +289,9 @@ async fn crlf_old_and_new_texts_are_lf_normalised() {
 #[tokio::test]
 async fn bom_is_kept_and_fuzzy_matching_works_behind_it() {
     let dir = dir_with(&[("b.txt", "\u{FEFF}say “hi”  \nnext\n")]);
-    let out = run(&dir, one("b.txt", "say \"hi\"", "say \"yo\"")).await.unwrap();
+    let out = run(&dir, one("b.txt", "say \"hi\"", "say \"yo\""))
+        .await
+        .unwrap();
     assert_eq!(read(&dir, "b.txt"), "\u{FEFF}say \"yo\"\nnext\n");
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
     assert_eq!(
@@ -259,9 +305,12 @@ async fn bom_is_kept_and_fuzzy_matching_works_behind_it() {
 #[tokio::test]
 async fn smart_quotes_and_dashes_match_ascii() {
     let dir = dir_with(&[("q.txt", "it’s a ‘test’ — “quoted” – 1−2\n")]);
-    let out = run(&dir, one("q.txt", "it's a 'test' - \"quoted\" - 1-2", "done"))
-        .await
-        .unwrap();
+    let out = run(
+        &dir,
+        one("q.txt", "it's a 'test' - \"quoted\" - 1-2", "done"),
+    )
+    .await
+    .unwrap();
     assert_eq!(read(&dir, "q.txt"), "done\n");
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
 }
@@ -277,7 +326,9 @@ async fn trailing_whitespace_is_ignored_on_both_sides() {
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
     // A file with trailing whitespace matches an oldText without it, across lines.
     let dir = dir_with(&[("t.txt", "a = 1  \t\nb = 2\n")]);
-    run(&dir, one("t.txt", "a = 1\nb = 2", "c = 3")).await.unwrap();
+    run(&dir, one("t.txt", "a = 1\nb = 2", "c = 3"))
+        .await
+        .unwrap();
     assert_eq!(read(&dir, "t.txt"), "c = 3\n");
 }
 
@@ -285,7 +336,9 @@ async fn trailing_whitespace_is_ignored_on_both_sides() {
 async fn a_fuzzy_edit_rewrites_the_whole_file_normalised() {
     let content = "title: “Intro”  \nﬁle… ＡＢＣ\u{A0}x\nit’s — fine\t\ntarget line   \n";
     let dir = dir_with(&[("n.txt", content)]);
-    let out = run(&dir, one("n.txt", "it's - fine", "changed")).await.unwrap();
+    let out = run(&dir, one("n.txt", "it's - fine", "changed"))
+        .await
+        .unwrap();
     assert_eq!(
         read(&dir, "n.txt"),
         "title: \"Intro\"\nfile... ABC x\nchanged\ntarget line\n"
@@ -322,17 +375,25 @@ async fn one_fuzzy_edit_makes_every_edit_match_in_normalised_space() {
 #[tokio::test]
 async fn an_exact_match_can_be_not_unique_in_fuzzy_space() {
     let dir = dir_with(&[("q2.txt", "it’s here\nit's here\n")]);
-    let err = run(&dir, one("q2.txt", "it's here", "gone")).await.unwrap_err();
+    let err = run(&dir, one("q2.txt", "it's here", "gone"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Found 2 occurrences of the text in q2.txt. The text must be unique. Please provide more context to make it unique."
     );
     assert_eq!(
         err.edit,
-        report("pi", &[], Some(EditFailure::NotUnique { index: 0, count: 2 }))
+        report(
+            "pi",
+            &[],
+            Some(EditFailure::NotUnique { index: 0, count: 2 })
+        )
     );
     // The exact strategy counts exactly, so the same call succeeds there.
-    let out = run_with(&dir, "exact", one("q2.txt", "it's here", "gone")).await.unwrap();
+    let out = run_with(&dir, "exact", one("q2.txt", "it's here", "gone"))
+        .await
+        .unwrap();
     assert_eq!(read(&dir, "q2.txt"), "it’s here\ngone\n");
     assert_eq!(out.edit, report("exact", &[Exact], None));
 }
@@ -342,7 +403,10 @@ async fn whitespace_only_old_text_counts_utf16_units_like_js_split() {
     // normalize("  ") is "", so Pi's split("") counts code units: "abc" gives 2.
     let dir = dir_with(&[("w.txt", "abc")]);
     let err = run(&dir, one("w.txt", "  ", "x")).await.unwrap_err();
-    assert_eq!(err.edit.unwrap().failure, Some(EditFailure::NotUnique { index: 0, count: 2 }));
+    assert_eq!(
+        err.edit.unwrap().failure,
+        Some(EditFailure::NotUnique { index: 0, count: 2 })
+    );
     // In a two-unit file the count is 1 and the empty fuzzy match inserts at the start.
     let dir = dir_with(&[("w.txt", "ab")]);
     run(&dir, one("w.txt", "  ", "x")).await.unwrap();
@@ -364,14 +428,21 @@ async fn edits_are_matched_against_the_original_not_incrementally() {
 #[tokio::test]
 async fn exact_strategy_refuses_what_pi_accepts_fuzzily() {
     let dir = dir_with(&[("s.txt", "say “hi”\n")]);
-    let err = run_with(&dir, "exact", one("s.txt", "say \"hi\"", "x")).await.unwrap_err();
+    let err = run_with(&dir, "exact", one("s.txt", "say \"hi\"", "x"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Could not find the exact text in s.txt. The old text must match exactly including all whitespace and newlines."
     );
-    assert_eq!(err.edit, report("exact", &[], Some(EditFailure::NotFound { index: 0 })));
+    assert_eq!(
+        err.edit,
+        report("exact", &[], Some(EditFailure::NotFound { index: 0 }))
+    );
     assert_eq!(read(&dir, "s.txt"), "say “hi”\n");
-    let out = run_with(&dir, "pi", one("s.txt", "say \"hi\"", "x")).await.unwrap();
+    let out = run_with(&dir, "pi", one("s.txt", "say \"hi\"", "x"))
+        .await
+        .unwrap();
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
     assert_eq!(read(&dir, "s.txt"), "x\n");
 }
@@ -379,7 +450,9 @@ async fn exact_strategy_refuses_what_pi_accepts_fuzzily() {
 #[tokio::test]
 async fn exact_strategy_shares_pis_error_texts() {
     let dir = dir_with(&[("f.txt", "ab ab cd\n")]);
-    let err = run_with(&dir, "exact", one("f.txt", "ab", "x")).await.unwrap_err();
+    let err = run_with(&dir, "exact", one("f.txt", "ab", "x"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err.message,
         "Found 2 occurrences of the text in f.txt. The text must be unique. Please provide more context to make it unique."
@@ -389,10 +462,22 @@ async fn exact_strategy_shares_pis_error_texts() {
     let err = run_with(&dir, "exact", args).await.unwrap_err();
     assert_eq!(
         err.edit,
-        report("exact", &[Exact, Exact], Some(EditFailure::Overlap { first: 1, second: 0 }))
+        report(
+            "exact",
+            &[Exact, Exact],
+            Some(EditFailure::Overlap {
+                first: 1,
+                second: 0
+            })
+        )
     );
-    let err = run_with(&dir, "exact", one("f.txt", "cd", "cd")).await.unwrap_err();
-    assert_eq!(err.edit, report("exact", &[Exact], Some(EditFailure::NoChange)));
+    let err = run_with(&dir, "exact", one("f.txt", "cd", "cd"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.edit,
+        report("exact", &[Exact], Some(EditFailure::NoChange))
+    );
 }
 
 #[test]
@@ -439,9 +524,18 @@ fn prepare_appends_the_legacy_pair_to_edits() {
     );
     // A JSON-string edits is parsed first, then the pair appended; a non-array edits is dropped.
     let args = json!({"path": "f", "edits": "[{\"oldText\":\"x\",\"newText\":\"y\"}]", "oldText": "a", "newText": "b"});
-    assert_eq!(tool.prepare_arguments(args)["edits"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        tool.prepare_arguments(args)["edits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     let args = json!({"path": "f", "edits": 5, "oldText": "a", "newText": "b"});
-    assert_eq!(tool.prepare_arguments(args)["edits"], json!([{"oldText": "a", "newText": "b"}]));
+    assert_eq!(
+        tool.prepare_arguments(args)["edits"],
+        json!([{"oldText": "a", "newText": "b"}])
+    );
     // Only when both are strings.
     let args = json!({"path": "f", "oldText": "a", "newText": 1});
     assert_eq!(tool.prepare_arguments(args.clone()), args);
@@ -450,12 +544,18 @@ fn prepare_appends_the_legacy_pair_to_edits() {
 #[tokio::test]
 async fn legacy_and_string_edits_run_end_to_end() {
     let dir = dir_with(&[("f.txt", "left right\n")]);
-    run(&dir, json!({"path": "f.txt", "oldText": "left", "newText": "L"}))
-        .await
-        .unwrap();
-    run(&dir, json!({"path": "f.txt", "edits": "[{\"oldText\":\"right\",\"newText\":\"R\"}]"}))
-        .await
-        .unwrap();
+    run(
+        &dir,
+        json!({"path": "f.txt", "oldText": "left", "newText": "L"}),
+    )
+    .await
+    .unwrap();
+    run(
+        &dir,
+        json!({"path": "f.txt", "edits": "[{\"oldText\":\"right\",\"newText\":\"R\"}]"}),
+    )
+    .await
+    .unwrap();
     assert_eq!(read(&dir, "f.txt"), "L R\n");
 }
 
@@ -471,10 +571,25 @@ fn diff_with_two_digit_width_elides_long_context() {
     assert_eq!(
         d.diff,
         [
-            "  1 line 1", "  2 line 2", "- 3 line 3", "  4 line 4", "  5 line 5", "  6 line 6",
-            "  7 line 7", "    ...", " 11 line 11", " 12 line 12", " 13 line 13", " 14 line 14",
-            "-15 line 15", "+14 LINE 15", " 16 line 16", " 17 line 17", " 18 line 18",
-            " 19 line 19", "    ...",
+            "  1 line 1",
+            "  2 line 2",
+            "- 3 line 3",
+            "  4 line 4",
+            "  5 line 5",
+            "  6 line 6",
+            "  7 line 7",
+            "    ...",
+            " 11 line 11",
+            " 12 line 12",
+            " 13 line 13",
+            " 14 line 14",
+            "-15 line 15",
+            "+14 LINE 15",
+            " 16 line 16",
+            " 17 line 17",
+            " 18 line 18",
+            " 19 line 19",
+            "    ...",
         ]
         .join("\n")
     );
@@ -483,7 +598,8 @@ fn diff_with_two_digit_width_elides_long_context() {
 
 #[test]
 fn diff_context_rules() {
-    let lines = |r: std::ops::RangeInclusive<u32>| -> String { r.map(|n| format!("{n}\n")).collect() };
+    let lines =
+        |r: std::ops::RangeInclusive<u32>| -> String { r.map(|n| format!("{n}\n")).collect() };
     // Eight unchanged lines between two changes are all shown; nine are elided to 4 + 4.
     let old = lines(1..=10);
     let new = format!("a\n{}b\n", lines(2..=9));
@@ -502,7 +618,13 @@ fn diff_context_rules() {
     assert_eq!(d.first_changed_line, Some(2));
     // Nothing changed: empty diff and no first line.
     let d = generate_diff_string("a\n", "a\n", 4);
-    assert_eq!(d, DiffString { diff: String::new(), first_changed_line: None });
+    assert_eq!(
+        d,
+        DiffString {
+            diff: String::new(),
+            first_changed_line: None
+        }
+    );
 }
 
 #[test]
@@ -514,7 +636,11 @@ fn diff_breaks_ties_like_jsdiff() {
         ("1\n2\n3\n", "3\n2\n1\n", "-1 1\n-2 2\n 3 3\n+2 2\n+3 1", 1),
     ] {
         let d = generate_diff_string(old, new, 4);
-        assert_eq!((d.diff.as_str(), d.first_changed_line), (expected, Some(first)), "{old:?} -> {new:?}");
+        assert_eq!(
+            (d.diff.as_str(), d.first_changed_line),
+            (expected, Some(first)),
+            "{old:?} -> {new:?}"
+        );
     }
 }
 
@@ -551,19 +677,35 @@ async fn an_aborted_call_changes_nothing() {
 async fn paths_resolve_like_pi() {
     let dir = dir_with(&[("sub/my file.txt", "x\n")]);
     // A leading @ is dropped and a narrow no-break space becomes a space.
-    run(&dir, one("@sub/my\u{202F}file.txt", "x", "y")).await.unwrap();
+    run(&dir, one("@sub/my\u{202F}file.txt", "x", "y"))
+        .await
+        .unwrap();
     assert_eq!(read(&dir, "sub/my file.txt"), "y\n");
     let abs = dir.path().join("sub/./../sub/my file.txt");
-    let out = run(&dir, one(abs.to_str().unwrap(), "y", "z")).await.unwrap();
+    let out = run(&dir, one(abs.to_str().unwrap(), "y", "z"))
+        .await
+        .unwrap();
     assert_eq!(
         text(&out),
         format!("Successfully replaced 1 block(s) in {}.", abs.display())
     );
     let home = Path::new("/home/u");
-    assert_eq!(resolve_to_cwd("~", Path::new("/c"), home), PathBuf::from("/home/u"));
-    assert_eq!(resolve_to_cwd("~/a/../b", Path::new("/c"), home), PathBuf::from("/home/u/a/../b"));
-    assert_eq!(resolve_to_cwd("~x/a", Path::new("/c"), home), PathBuf::from("/c/~x/a"));
-    assert_eq!(resolve_to_cwd("../d/./e/", Path::new("/c/w"), home), PathBuf::from("/c/d/e"));
+    assert_eq!(
+        resolve_to_cwd("~", Path::new("/c"), home),
+        PathBuf::from("/home/u")
+    );
+    assert_eq!(
+        resolve_to_cwd("~/a/../b", Path::new("/c"), home),
+        PathBuf::from("/home/u/a/../b")
+    );
+    assert_eq!(
+        resolve_to_cwd("~x/a", Path::new("/c"), home),
+        PathBuf::from("/c/~x/a")
+    );
+    assert_eq!(
+        resolve_to_cwd("../d/./e/", Path::new("/c/w"), home),
+        PathBuf::from("/c/d/e")
+    );
 }
 
 #[tokio::test]
