@@ -8,7 +8,8 @@
 //! edit tool once and times `execute` on the same files and arguments, checks that both wrote
 //! the same bytes, and prints the two side by side.
 //!
-//! Options (after `--`): `--quick` (fewer iterations), `--no-pi` (ours only).
+//! Options (after `--`): `--quick` (fewer iterations), `--no-pi` (ours only), `--only <text>`
+//! (only the cases whose name contains it, e.g. `10MB-fuzzy`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,6 +76,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let no_pi = args.iter().any(|a| a == "--no-pi");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -87,8 +92,12 @@ fn main() {
         for fuzzy in [false, true] {
             for edits in [1, 10, 50] {
                 let mode = if fuzzy { "fuzzy" } else { "exact" };
+                let name = format!("{}MB-{mode}-{edits}", size / MB);
+                if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+                    continue;
+                }
                 cases.push(Case {
-                    name: format!("{}MB-{mode}-{edits}", size / MB),
+                    name,
                     size,
                     fuzzy,
                     edits,

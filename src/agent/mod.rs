@@ -11,6 +11,8 @@
 //! depends on `conversation`, `tools` and `providers` only.
 
 pub mod system_prompt;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,7 +218,20 @@ impl Agent {
                 return StopCause::Completed;
             }
             let batch_started = Instant::now();
+            // A tool never outlives the wall-time limit: at the deadline the run's cancellation
+            // fires, bash kills its process group and the other tools answer "aborted".
+            let deadline = self.limits.max_wall.map(|max| {
+                let left = max.saturating_sub(started.elapsed());
+                let cancel = ctx.cancel.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(left).await;
+                    cancel.cancel();
+                })
+            });
             let records = self.run_tools(turn, calls, ctx, events).await;
+            if let Some(timer) = deadline {
+                timer.abort();
+            }
             run.tool_time += batch_started.elapsed();
             for record in records {
                 run.messages.push(Message::ToolResult(ToolResultMessage {
@@ -226,6 +241,9 @@ impl Agent {
                     is_error: record.result.is_error,
                 }));
                 run.tool_calls.push(record);
+            }
+            if ctx.cancel.is_cancelled() {
+                return StopCause::Limit(LimitKind::WallTime);
             }
         }
     }

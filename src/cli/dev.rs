@@ -67,6 +67,20 @@ pub fn scripted_models() -> Vec<(ApiKind, ModelSelector)> {
                 model: "scripted-gpt".into(),
             },
         ),
+        (
+            ApiKind::OpenaiResponses,
+            ModelSelector {
+                provider: "openai-responses".into(),
+                model: "scripted-gpt".into(),
+            },
+        ),
+        (
+            ApiKind::GoogleGenerativeAi,
+            ModelSelector {
+                provider: "google".into(),
+                model: "scripted-gemini".into(),
+            },
+        ),
     ]
 }
 

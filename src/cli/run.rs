@@ -79,6 +79,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "reports")]
     pub reports: PathBuf,
 
+    /// Thinking / reasoning level sent to models that support it (default: none sent).
+    #[arg(long, value_enum)]
+    pub thinking: Option<crate::providers::ThinkingLevel>,
+
     /// Stop starting new runs once this many dollars are spent (priced models only).
     #[arg(long, value_name = "DOLLARS")]
     pub max_cost: Option<f64>,
@@ -183,6 +187,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
     options.epochs = args.epochs.max(1);
     options.catalog = Arc::new(catalog);
     options.max_cost = args.max_cost;
+    options.request.thinking = args.thinking;
     let planned = match &args.rerun_errors {
         Some(previous) => select_errors(&selected, &options, previous),
         None => runner::plan_runs(&selected, &options).map_err(|e| e.to_string()),

@@ -3,8 +3,9 @@
 //! `message_start` / `content_block_*` / `message_delta` / `message_stop` into an
 //! [`AssistantMessage`].
 //!
-//! Not reproduced (yet): OAuth keys (`sk-ant-oat…`: Bearer auth, Claude Code names), thinking
-//! budgets (our [`RequestOptions`] has no thinking level, so `thinking` is never sent), long cache
+//! Thinking follows [`RequestOptions::thinking`] ([`thinking_param`]); with thinking on,
+//! `temperature` is not sent, as Pi. Not reproduced (yet): OAuth keys (`sk-ant-oat…`: Bearer
+//! auth, Claude Code names), adaptive thinking (`{type: "adaptive"}` for opus-4-6), long cache
 //! retention, and costs. Depends on `conversation` and the provider seams only.
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::sse::{self, SseStream};
 use super::transform::{normalize_id_anthropic, parse_streaming_json, transform_messages};
 use super::transport::{HttpRequest, Transport};
-use super::{ModelSpec, ProviderError, RequestOptions};
+use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
     UserContent,
@@ -103,7 +104,10 @@ pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions)
             json!([{"type": "text", "text": system, "cache_control": cache_control()}]),
         );
     }
-    if let Some(t) = options.temperature {
+    let thinking_on = options
+        .thinking
+        .is_some_and(|level| level != ThinkingLevel::Off);
+    if let Some(t) = options.temperature.filter(|_| !thinking_on) {
         body.insert("temperature".into(), json!(t));
     }
     if !context.tools.is_empty() {
@@ -134,7 +138,25 @@ pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions)
         }
         body.insert("tools".into(), Value::Array(tools));
     }
+    if let Some(level) = options.thinking {
+        body.insert("thinking".into(), thinking_param(level, options.max_tokens));
+    }
     Value::Object(body)
+}
+
+/// Pi's `thinking` parameter for a level: the level's budget, cut to leave 1024 output tokens
+/// when `max_tokens` cannot hold it (`adjustMaxTokensForThinking`). Pi also raises `max_tokens`
+/// by the budget up to the model's limit; we know no model limits, so `max_tokens` is taken as
+/// the whole allowance.
+pub fn thinking_param(level: ThinkingLevel, max_tokens: u32) -> Value {
+    if level == ThinkingLevel::Off {
+        return json!({"type": "disabled"});
+    }
+    let mut budget = level.default_budget();
+    if max_tokens <= budget {
+        budget = max_tokens.saturating_sub(1024);
+    }
+    json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"})
 }
 
 fn image_block(data: &str, mime_type: &str) -> Value {
@@ -587,6 +609,7 @@ mod tests {
             &RequestOptions {
                 max_tokens: 100,
                 temperature: Some(0.5),
+                ..RequestOptions::default()
             },
         );
         assert_eq!(req.url, "http://127.0.0.1:1/v1/messages");

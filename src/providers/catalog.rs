@@ -102,6 +102,24 @@ pub fn builtin_providers() -> Vec<ProviderEntry> {
         .price("gpt-5-mini", 0.25, 2.0, 0.025, 0.0)
         .price("gpt-4.1", 2.0, 8.0, 0.5, 0.0)
         .price("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
+        ProviderEntry::new(
+            "openai-responses",
+            OpenaiResponses,
+            "https://api.openai.com/v1",
+            &["OPENAI_API_KEY"],
+        )
+        .price("gpt-5", 1.25, 10.0, 0.125, 0.0)
+        .price("gpt-5-mini", 0.25, 2.0, 0.025, 0.0)
+        .price("gpt-4.1", 2.0, 8.0, 0.5, 0.0)
+        .price("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
+        ProviderEntry::new(
+            "google",
+            GoogleGenerativeAi,
+            "https://generativelanguage.googleapis.com/v1beta",
+            &["GEMINI_API_KEY"],
+        )
+        .price("gemini-2.5-pro", 1.25, 10.0, 0.31, 0.0)
+        .price("gemini-2.5-flash", 0.3, 2.5, 0.075, 0.0),
         compatible(
             "openrouter",
             "https://openrouter.ai/api/v1",
@@ -347,6 +365,28 @@ mod tests {
         assert_eq!(spec.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(spec.api_key.as_deref(), Some("sk-test"));
         assert_eq!(spec.api, ApiKind::OpenaiCompletions);
+    }
+
+    #[test]
+    fn resolves_the_responses_and_gemini_entries() {
+        let sel: ModelSelector = "google/gemini-2.5-flash".parse().unwrap();
+        let spec = resolve(&sel, None, true, |k| {
+            (k == "GEMINI_API_KEY").then(|| "g-key".to_owned())
+        })
+        .unwrap();
+        assert_eq!(spec.api, ApiKind::GoogleGenerativeAi);
+        assert_eq!(
+            spec.base_url,
+            "https://generativelanguage.googleapis.com/v1beta"
+        );
+        assert_eq!(spec.api_key.as_deref(), Some("g-key"));
+        assert_eq!(Catalog::default().price(&sel).unwrap().input, 0.3);
+        let sel: ModelSelector = "openai-responses/gpt-5".parse().unwrap();
+        let err = resolve(&sel, None, true, |_| None).unwrap_err();
+        assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+        let spec = resolve(&sel, None, false, |_| None).unwrap();
+        assert_eq!(spec.api, ApiKind::OpenaiResponses);
+        assert_eq!(spec.base_url, "https://api.openai.com/v1");
     }
 
     #[test]

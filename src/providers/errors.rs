@@ -81,18 +81,117 @@ pub fn retry_after(
             return Some(Duration::from_secs_f64(ms / 1000.0));
         }
     }
-    let value = get("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    if let Some(value) = get("retry-after") {
+        if let Ok(secs) = value.parse::<f64>() {
+            return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        }
+        let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+        let wait = date.with_timezone(&chrono::Utc) - now;
+        return Some(wait.to_std().unwrap_or(Duration::ZERO));
     }
-    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let wait = date.with_timezone(&chrono::Utc) - now;
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
+    rate_limit_reset(&get, now)
+}
+
+/// The wait the providers' own rate-limit headers imply, when a limit is exhausted: OpenAI's
+/// `x-ratelimit-remaining-*` / `x-ratelimit-reset-*` (durations like `6m0s`, `20ms`) and
+/// Anthropic's `anthropic-ratelimit-*-remaining` / `-reset` (RFC 3339 times). The longest reset
+/// among the exhausted limits wins.
+fn rate_limit_reset<'a>(
+    get: &dyn Fn(&str) -> Option<&'a str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let exhausted = |remaining: &str| get(remaining).is_some_and(|v| v == "0");
+    let mut waits = Vec::new();
+    for kind in ["requests", "tokens"] {
+        if exhausted(&format!("x-ratelimit-remaining-{kind}")) {
+            waits.extend(get(&format!("x-ratelimit-reset-{kind}")).and_then(go_duration));
+        }
+    }
+    for kind in ["requests", "tokens", "input-tokens", "output-tokens"] {
+        if exhausted(&format!("anthropic-ratelimit-{kind}-remaining")) {
+            let reset = get(&format!("anthropic-ratelimit-{kind}-reset"))
+                .and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok());
+            if let Some(at) = reset {
+                waits.push(
+                    (at.with_timezone(&chrono::Utc) - now)
+                        .to_std()
+                        .unwrap_or_default(),
+                );
+            }
+        }
+    }
+    waits.into_iter().max()
+}
+
+/// Parses a Go-style duration as OpenAI sends it: `1s`, `6m0s`, `20ms`, `1h2m3.5s`.
+fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..split].parse().ok()?;
+        rest = &rest[split..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            _ => return None,
+        };
+        total += number * factor;
+        rest = &rest[unit_len..];
+    }
+    Some(Duration::from_secs_f64(total))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn provider_rate_limit_headers_give_the_wait_when_a_limit_is_exhausted() {
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let openai = h(&[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "1m30s"),
+            ("x-ratelimit-remaining-tokens", "5000"),
+            ("x-ratelimit-reset-tokens", "9m0s"),
+        ]);
+        assert_eq!(retry_after(&openai, now), Some(Duration::from_secs(90)));
+        let anthropic = h(&[
+            ("anthropic-ratelimit-tokens-remaining", "0"),
+            ("anthropic-ratelimit-tokens-reset", "2026-12-01T00:00:12Z"),
+        ]);
+        assert_eq!(retry_after(&anthropic, now), Some(Duration::from_secs(12)));
+        let nothing_exhausted = h(&[
+            ("x-ratelimit-remaining-requests", "3"),
+            ("x-ratelimit-reset-requests", "1s"),
+        ]);
+        assert_eq!(retry_after(&nothing_exhausted, now), None);
+        // Retry-After still wins.
+        let both = h(&[
+            ("retry-after", "2"),
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "1m"),
+        ]);
+        assert_eq!(retry_after(&both, now), Some(Duration::from_secs(2)));
+        assert_eq!(go_duration("20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(
+            go_duration("1h2m3.5s"),
+            Some(Duration::from_secs_f64(3723.5))
+        );
+        assert_eq!(go_duration("soon"), None);
+    }
 
     fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs

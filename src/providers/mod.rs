@@ -11,9 +11,11 @@ pub mod anthropic;
 pub mod catalog;
 pub mod config;
 pub mod errors;
+pub mod gemini;
 pub mod limiter;
 pub mod live;
 pub mod openai_chat;
+pub mod openai_responses;
 pub mod retry;
 pub mod sse;
 pub mod transform;
@@ -31,9 +33,18 @@ use transport::Transport;
 /// Per-request settings that are not part of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestOptions {
-    /// `max_tokens` / `max_completion_tokens`.
+    /// `max_tokens` / `max_completion_tokens` / `max_output_tokens` / `maxOutputTokens`.
     pub max_tokens: u32,
     pub temperature: Option<f64>,
+    /// The reasoning level. `None` is Pi's behaviour for a model that is not a reasoning model:
+    /// no reasoning setting is sent at all. `Some(level)` treats the model as a reasoning model
+    /// and sends each API's setting (see [`ThinkingLevel`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<ThinkingLevel>,
+    /// Pi's session id: OpenAI Responses sends it as `prompt_cache_key` and in the `session_id`
+    /// and `x-client-request-id` headers. `None` sends neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 impl Default for RequestOptions {
@@ -41,6 +52,52 @@ impl Default for RequestOptions {
         RequestOptions {
             max_tokens: 16384,
             temperature: None,
+            thinking: None,
+            session_id: None,
+        }
+    }
+}
+
+/// Pi's thinking levels (`--thinking`), as each API receives them:
+///
+/// * Anthropic: `thinking: {type: "enabled", budget_tokens, display: "summarized"}` with Pi's
+///   budgets (minimal 1024, low 2048, medium 8192, high 16384, cut to leave 1024 output tokens
+///   under `max_tokens`); `off` sends `{type: "disabled"}`;
+/// * OpenAI Chat Completions: `reasoning_effort` (`off` sends nothing);
+/// * OpenAI Responses: `reasoning: {effort, summary: "auto"}` and
+///   `include: ["reasoning.encrypted_content"]`; `off` sends `reasoning: {effort: "none"}`;
+/// * Gemini: `generationConfig.thinkingConfig` (`includeThoughts` and a `thinkingBudget`, or
+///   `thinkingLevel` for Gemini 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingLevel {
+    Off,
+    Minimal,
+    Low,
+    Medium,
+    High,
+}
+
+impl ThinkingLevel {
+    /// The level's name (`off`, `minimal`, ...), also the OpenAI effort value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+        }
+    }
+
+    /// Pi's default token budget of the level (`adjustMaxTokensForThinking`); 0 for `off`.
+    pub fn default_budget(&self) -> u32 {
+        match self {
+            ThinkingLevel::Off => 0,
+            ThinkingLevel::Minimal => 1024,
+            ThinkingLevel::Low => 2048,
+            ThinkingLevel::Medium => 8192,
+            ThinkingLevel::High => 16384,
         }
     }
 }
@@ -55,14 +112,23 @@ pub enum ApiKind {
     /// OpenAI Chat Completions (`POST /chat/completions`), also any OpenAI-compatible server.
     #[value(name = "openai-completions")]
     OpenaiCompletions,
+    /// OpenAI Responses (`POST /responses`).
+    #[value(name = "openai-responses")]
+    OpenaiResponses,
+    /// Google Generative AI (`POST /models/{model}:streamGenerateContent?alt=sse`).
+    #[value(name = "google-generative-ai")]
+    GoogleGenerativeAi,
 }
 
 impl ApiKind {
-    /// Pi's name of the API (`anthropic-messages`, `openai-completions`).
+    /// Pi's name of the API (`anthropic-messages`, `openai-completions`, `openai-responses`,
+    /// `google-generative-ai`).
     pub fn as_str(&self) -> &'static str {
         match self {
             ApiKind::AnthropicMessages => "anthropic-messages",
             ApiKind::OpenaiCompletions => "openai-completions",
+            ApiKind::OpenaiResponses => "openai-responses",
+            ApiKind::GoogleGenerativeAi => "google-generative-ai",
         }
     }
 }
@@ -191,6 +257,13 @@ pub fn build_with(
                     .with_compat(compat)
                     .with_idle_timeout(settings.idle_timeout),
             )
+        }
+        ApiKind::OpenaiResponses => Arc::new(
+            openai_responses::OpenAiResponses::new(spec, transport)
+                .with_idle_timeout(settings.idle_timeout),
+        ),
+        ApiKind::GoogleGenerativeAi => {
+            Arc::new(gemini::Gemini::new(spec, transport).with_idle_timeout(settings.idle_timeout))
         }
     }
 }

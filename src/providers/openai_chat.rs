@@ -2,8 +2,9 @@
 //! request body in Pi's key order, Pi's message conversion (tool results as `tool` messages,
 //! their images gathered into one following user message, no error flag), and the chunk reader.
 //!
-//! Not reproduced (yet): `prompt_cache_key` (only for api.openai.com), the `developer` role and
-//! `reasoning_effort` (no reasoning settings), `reasoning_details`, `responseModel`, and the
+//! A thinking level other than `off` is sent as `reasoning_effort` (after `tools`, as Pi).
+//! Not reproduced (yet): `prompt_cache_key` (only for api.openai.com), the `developer` role for
+//! reasoning models (the system prompt stays `system`), `reasoning_details`, `responseModel`, and the
 //! compat switches beyond [`OpenAiCompat`]. Depends on `conversation` and the provider seams only.
 
 use std::sync::Arc;
@@ -14,7 +15,9 @@ use serde_json::{Map, Value, json};
 use super::sse::{self, SseStream};
 use super::transform::{normalize_id_openai_completions, parse_streaming_json, transform_messages};
 use super::transport::{HttpRequest, Transport};
-use super::{MaxTokensField, ModelSpec, OpenAiCompat, ProviderError, RequestOptions};
+use super::{
+    MaxTokensField, ModelSpec, OpenAiCompat, ProviderError, RequestOptions, ThinkingLevel,
+};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
     UserContent,
@@ -127,6 +130,9 @@ pub fn build_body(
         .any(|m| matches!(m, Message::Assistant(a) if a.tool_calls().next().is_some()))
     {
         body.insert("tools".into(), json!([]));
+    }
+    if let Some(level) = options.thinking.filter(|l| *l != ThinkingLevel::Off) {
+        body.insert("reasoning_effort".into(), json!(level.as_str()));
     }
     Value::Object(body)
 }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::ModelSpec;
 use crate::conversation::{
-    AssistantBlock, Content, Message, StopReason, ToolCall, ToolResultMessage,
+    AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
 };
 
 /// Pi's `transformMessages`: returns the history as the target model must see it.
@@ -32,6 +32,16 @@ pub fn transform_messages(
     messages: &[Message],
     target: &ModelSpec,
     normalize_id: &dyn Fn(&str) -> String,
+) -> Vec<Message> {
+    transform_messages_from(messages, target, &|id, _| normalize_id(id))
+}
+
+/// [`transform_messages`] with a normaliser that also sees the assistant message the tool call
+/// comes from (OpenAI Responses treats ids of other providers or APIs differently).
+pub fn transform_messages_from(
+    messages: &[Message],
+    target: &ModelSpec,
+    normalize_id: &dyn Fn(&str, &AssistantMessage) -> String,
 ) -> Vec<Message> {
     let mut id_map: HashMap<String, String> = HashMap::new();
     let mut transformed = Vec::with_capacity(messages.len());
@@ -45,11 +55,11 @@ pub fn transform_messages(
                 }
                 transformed.push(Message::ToolResult(tr));
             }
-            Message::Assistant(am) => {
-                let same = am.provider == target.provider
-                    && am.api == target.api.as_str()
-                    && am.model == target.model;
-                let mut am = am.clone();
+            Message::Assistant(source) => {
+                let same = source.provider == target.provider
+                    && source.api == target.api.as_str()
+                    && source.model == target.model;
+                let mut am = source.clone();
                 am.content = am
                     .content
                     .into_iter()
@@ -89,7 +99,7 @@ pub fn transform_messages(
                         }),
                         AssistantBlock::ToolCall(mut call) => {
                             if !same {
-                                let new_id = normalize_id(&call.id);
+                                let new_id = normalize_id(&call.id, source);
                                 if new_id != call.id {
                                     id_map.insert(call.id.clone(), new_id.clone());
                                     call.id = new_id;
@@ -181,6 +191,87 @@ pub fn normalize_id_openai_completions(id: &str, provider: &str) -> String {
         return cut(id, 40);
     }
     id.to_owned()
+}
+
+/// One part of an OpenAI Responses id: sanitised, cut to 64, trailing `_` stripped.
+fn responses_id_part(part: &str) -> String {
+    cut(&sanitize_id(part), 64).trim_end_matches('_').to_owned()
+}
+
+/// OpenAI Responses' rule (providers `openai`, `openai-codex`, `opencode`): an id without `|` is
+/// sanitised, cut to 64 and loses trailing `_`; a `call|item` id gets both halves so treated,
+/// where the item id of a call from another provider or API becomes `fc_<shortHash(item)>`, and
+/// an item id must start with `fc_`. Other providers on this API get only the first treatment
+/// of the whole id.
+pub fn normalize_id_openai_responses(
+    id: &str,
+    target: &ModelSpec,
+    source: &AssistantMessage,
+) -> String {
+    // `openai-responses` is the built-in catalog's name for OpenAI behind this API (Pi calls it `openai`).
+    let allowed = ["openai", "openai-responses", "openai-codex", "opencode"]
+        .contains(&target.provider.as_str());
+    let Some((call, rest)) = id.split_once('|').filter(|_| allowed) else {
+        return responses_id_part(id);
+    };
+    // JavaScript's `split("|")` destructuring keeps only the text up to a second `|`.
+    let item = rest.split('|').next().unwrap_or("");
+    let foreign = source.provider != target.provider || source.api != target.api.as_str();
+    let mut item = if foreign {
+        cut(&format!("fc_{}", short_hash(item)), 64)
+    } else {
+        responses_id_part(item)
+    };
+    if !item.starts_with("fc_") {
+        item = responses_id_part(&format!("fc_{item}"));
+    }
+    format!("{}|{item}", responses_id_part(call))
+}
+
+/// Google's rule: ids are sent (and so normalised: sanitised, cut to 64) only for models whose
+/// id starts with `claude-` or `gpt-oss-`; other ids pass unchanged.
+pub fn normalize_id_google(id: &str, model: &str) -> String {
+    if google_requires_tool_call_id(model) {
+        cut(&sanitize_id(id), 64)
+    } else {
+        id.to_owned()
+    }
+}
+
+/// Whether a model behind the Gemini API needs tool-call ids on the wire.
+pub fn google_requires_tool_call_id(model: &str) -> bool {
+    model.starts_with("claude-") || model.starts_with("gpt-oss-")
+}
+
+/// Pi's `shortHash`: two 32-bit multiplicative hashes over the UTF-16 units of `s`, finished and
+/// written in base 36 (`h2` then `h1`).
+pub fn short_hash(s: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for ch in s.encode_utf16() {
+        let ch = u32::from(ch);
+        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).expect("ascii digits")
 }
 
 /// Pi's `parseStreamingJson`: the arguments of a tool call from its (possibly partial) JSON text.
@@ -322,6 +413,51 @@ mod tests {
             normalize_id_openai_completions(&"b".repeat(50), "mock").len(),
             50
         );
+    }
+
+    #[test]
+    fn normalises_responses_and_google_ids_like_pi() {
+        let target = ModelSpec {
+            provider: "openai".into(),
+            api: ApiKind::OpenaiResponses,
+            model: "gpt-resp-test".into(),
+            base_url: String::new(),
+            api_key: None,
+            headers: vec![],
+        };
+        let Message::Assistant(same_api) = assistant("openai", vec![], StopReason::Stop) else {
+            panic!()
+        };
+        let mut same_api = same_api;
+        same_api.api = "openai-responses".into();
+        assert_eq!(
+            normalize_id_openai_responses("call_Z9|fc_ABC+/=very/long==", &target, &same_api),
+            "call_Z9|fc_ABC___very_long"
+        );
+        assert_eq!(
+            normalize_id_openai_responses("call_1|item_1", &target, &same_api),
+            "call_1|fc_item_1"
+        );
+        assert_eq!(
+            normalize_id_openai_responses("toolu_01+__", &target, &same_api),
+            "toolu_01"
+        );
+        let Message::Assistant(foreign) = assistant("anthropic", vec![], StopReason::Stop) else {
+            panic!()
+        };
+        let id = normalize_id_openai_responses("call_1|fc_1", &target, &foreign);
+        assert_eq!(id, format!("call_1|fc_{}", short_hash("fc_1")));
+        assert_eq!(normalize_id_google("a|b", "gemini-2.5-flash"), "a|b");
+        assert_eq!(normalize_id_google("a|b", "claude-x"), "a_b");
+    }
+
+    #[test]
+    fn short_hash_matches_pi() {
+        // Computed with Pi's shortHash in node 20.
+        assert_eq!(short_hash(""), "k4n83c7h0j2b");
+        assert_eq!(short_hash("fc_1"), "lxmq3j1alksqn");
+        assert_eq!(short_hash("fc_ABC+/=very/long=="), "1aka2az1mnd0tl");
+        assert_eq!(short_hash("h\u{e9}llo\u{1f600}"), "1olj6nu1frhbfw");
     }
 
     #[test]

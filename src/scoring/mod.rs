@@ -530,7 +530,9 @@ pub fn score_without_run(task: &Task, ctx: ScoreInputs) -> RunRecord {
         tool_time: Duration::ZERO,
         stop: StopCause::Completed,
     };
-    score(task, &run, Vec::new(), &WorkspaceDiff::default(), ctx)
+    let mut record = score(task, &run, Vec::new(), &WorkspaceDiff::default(), ctx);
+    record.stop = NOT_STARTED.to_owned();
+    record
 }
 
 /// The stop label of a run that was never started.

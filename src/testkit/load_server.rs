@@ -1,7 +1,8 @@
 //! A model server for load tests and throughput benchmarks: a real HTTP/1.1 server on
-//! 127.0.0.1 that answers every `POST /v1/messages` (Anthropic SSE) and `POST /chat/completions`
-//! or `/v1/chat/completions` (OpenAI SSE) with a complete, valid streamed reply, in any number of
-//! conversations at once, and counts what it sees.
+//! 127.0.0.1 that answers every `POST /v1/messages` (Anthropic SSE), `POST /chat/completions` or
+//! `/v1/chat/completions` (OpenAI Chat SSE), `/responses` or `/v1/responses` (OpenAI Responses)
+//! and `/v1beta/models/M:streamGenerateContent` (Gemini) with a complete, valid streamed reply,
+//! in any number of conversations at once, and counts what it sees.
 //!
 //! Unlike the scripted server it keeps no script position: what it answers depends only on the
 //! request itself. A conversation with fewer than `turns_per_run - 1` assistant messages gets a
@@ -34,7 +35,7 @@ use serde_json::{Value, json};
 
 use super::scripted_server::{
     Body, ScriptedToolCall, ScriptedUsage, Turn, base_url_for, error_body, full, reply_events,
-    route, serve,
+    request_model, route, serve,
 };
 use crate::providers::ApiKind;
 use crate::providers::sse::encode_event;
@@ -173,7 +174,7 @@ pub struct LoadServer {
 
 impl LoadServer {
     /// The base URL for a model of `api`: `http://127.0.0.1:PORT` for Anthropic,
-    /// `http://127.0.0.1:PORT/v1` for OpenAI.
+    /// `http://127.0.0.1:PORT/v1` for both OpenAI APIs, `http://127.0.0.1:PORT/v1beta` for Gemini.
     pub fn base_url(&self, api: ApiKind) -> String {
         base_url_for(self.addr, api)
     }
@@ -282,10 +283,8 @@ async fn handle(
             .expect("valid response"));
     }
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let model = body["model"].as_str().unwrap_or("load").to_owned();
-    let earlier_turns = body["messages"].as_array().map_or(0, |messages| {
-        messages.iter().filter(|m| m["role"] == "assistant").count()
-    });
+    let model = request_model(&path, &body, "load");
+    let earlier_turns = earlier_turns(api, &body);
     let turn = if earlier_turns + 1 < config.turns_per_run {
         Turn {
             tool_calls: vec![config.tool_call.clone()],
@@ -320,6 +319,22 @@ async fn handle(
         .header("cache-control", "no-cache")
         .body(guarded(chunks, guard, Some(counters)))
         .expect("valid response"))
+}
+
+/// How many model turns the conversation in `body` already has: assistant messages (Anthropic,
+/// OpenAI Chat), `model` contents (Gemini), or function calls (OpenAI Responses, where every
+/// earlier turn of a load-server conversation is exactly one tool call).
+fn earlier_turns(api: ApiKind, body: &Value) -> usize {
+    let (list, key, value) = match api {
+        ApiKind::AnthropicMessages | ApiKind::OpenaiCompletions => {
+            ("messages", "role", "assistant")
+        }
+        ApiKind::GoogleGenerativeAi => ("contents", "role", "model"),
+        ApiKind::OpenaiResponses => ("input", "type", "function_call"),
+    };
+    body[list]
+        .as_array()
+        .map_or(0, |items| items.iter().filter(|m| m[key] == value).count())
 }
 
 /// A body streaming `chunks` that leaves flight as its last chunk is handed over (counting a
@@ -378,9 +393,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn answers_both_formats_limits_every_third_and_counts() {
+    async fn answers_both_formats_limits_every_fifth_and_counts() {
         let server = start_load(LoadConfig {
-            rate_limit: RateLimit::EveryNth(3),
+            rate_limit: RateLimit::EveryNth(5),
             retry_after_ms: Some(20),
             retry_after_secs: Some(0),
             ..LoadConfig::default()
@@ -415,6 +430,27 @@ mod tests {
                 ],
                 "data: [DONE]",
             ),
+            (
+                &format!("{}/responses", server.base_url(ApiKind::OpenaiResponses)),
+                [
+                    "event: response.created\n",
+                    "\"delta\":\"Done.\"",
+                    "event: response.completed\n",
+                ],
+                "}",
+            ),
+            (
+                &format!(
+                    "{}/models/gem:streamGenerateContent?alt=sse",
+                    server.base_url(ApiKind::GoogleGenerativeAi)
+                ),
+                [
+                    "\"text\":\"Done.\"",
+                    "\"finishReason\":\"STOP\"",
+                    "\"usageMetadata\":",
+                ],
+                "}",
+            ),
         ] {
             let r = post(url, request.clone()).await;
             assert_eq!(r.status(), 200);
@@ -438,9 +474,9 @@ mod tests {
         assert_eq!(
             server.stats(),
             LoadStats {
-                requests: 4,
+                requests: 6,
                 rate_limited: 1,
-                completed: 2,
+                completed: 4,
                 in_flight: 0,
                 max_in_flight: 1,
             }

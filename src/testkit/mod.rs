@@ -1,9 +1,9 @@
 //! Test support shipped in the library: the scripted model server that answers in a provider's
-//! wire format (Anthropic Messages or OpenAI Chat Completions SSE) from a script of assistant
-//! turns, and records the requests it got. Used by the tests and to produce the shipped, scripted
-//! cassettes; and the load server that answers any number of conversations at once (with a
-//! share of 429s) and counts requests in flight, for load tests and throughput benchmarks.
-//! Nothing else in the crate depends on this module.
+//! wire format (Anthropic Messages, OpenAI Chat Completions, OpenAI Responses or Gemini SSE) from
+//! a script of assistant turns, and records the requests it got. Used by the tests and to produce
+//! the shipped, scripted cassettes; and the load server that answers any number of conversations
+//! at once (with a share of 429s) and counts requests in flight, for load tests and throughput
+//! benchmarks. Nothing else in the crate depends on this module.
 
 pub mod load_server;
 pub mod scripted_server;

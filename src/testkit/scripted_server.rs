@@ -1,10 +1,13 @@
 //! A scripted model server: a real HTTP/1.1 server on 127.0.0.1 that answers
-//! `POST /v1/messages` in Anthropic's SSE format and `POST /chat/completions` (or
-//! `/v1/chat/completions`) in OpenAI's, from a [`Script`] of assistant turns in order (request N
-//! gets turn N), and records every request for assertions.
+//! `POST /v1/messages` in Anthropic's SSE format, `POST /chat/completions` (or
+//! `/v1/chat/completions`) in OpenAI Chat's, `POST /responses` (or `/v1/responses`) in OpenAI
+//! Responses' and `POST /models/{model}:streamGenerateContent` (or under `/v1beta`) in Gemini's,
+//! from a [`Script`] of assistant turns in order (request N gets turn N), and records every
+//! request for assertions.
 //!
 //! Replies are deterministic: tool-call ids are numbered across the script (`toolu_01`,
-//! `call_01`, ...), response ids by turn (`msg_01`, `chatcmpl-01`), and usage figures are
+//! `call_01`, `call_01|fc_01`; Gemini sends none, as the real API), response ids by turn
+//! (`msg_01`, `chatcmpl-01`, `resp_01`, `gen_01`), and usage figures are
 //! synthesised from the request and reply sizes (prompt tokens = body bytes / 4, with the previous
 //! request's prompt counted as cache reads) unless a turn gives its own. A turn may instead be a
 //! fault: an HTTP error status, a stream cut or stall after some events, or an error event.
@@ -19,6 +22,8 @@
 //!       - name: read
 //!         arguments: {path: tests/test_calc.py}
 //!     stop_reason: stop            # optional: stop | length | toolUse, or a raw wire value
+//!                                  # (a Responses status such as `cancelled`; `failed` sends
+//!                                  # `response.failed`; a Gemini finishReason such as `SAFETY`)
 //!     usage: {input: 10, output: 5, cache_read: 0, cache_write: 0}   # optional
 //!   - fault: {status: 429, retry_after: 1, body: "slow down"}   # or one of:
 //!     # fault: {cut_after_events: 3} | {stall_after_events: 2} | {error_event: "Overloaded"}
@@ -233,7 +238,8 @@ pub struct ScriptedServer {
 
 impl ScriptedServer {
     /// The base URL to put in a [`crate::providers::ModelSpec`]: `http://127.0.0.1:PORT` for
-    /// Anthropic, `http://127.0.0.1:PORT/v1` for OpenAI.
+    /// Anthropic, `http://127.0.0.1:PORT/v1` for both OpenAI APIs,
+    /// `http://127.0.0.1:PORT/v1beta` for Gemini.
     pub fn base_url(&self) -> String {
         base_url_for(self.addr, self.api)
     }
@@ -282,11 +288,13 @@ pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
     }
 }
 
-/// `http://ADDR` for Anthropic (whose paths start with `/v1`), `http://ADDR/v1` for OpenAI.
+/// `http://ADDR` for Anthropic (whose paths start with `/v1`), `http://ADDR/v1` for both OpenAI
+/// APIs, `http://ADDR/v1beta` for Gemini.
 pub(super) fn base_url_for(addr: SocketAddr, api: ApiKind) -> String {
     match api {
         ApiKind::AnthropicMessages => format!("http://{addr}"),
-        ApiKind::OpenaiCompletions => format!("http://{addr}/v1"),
+        ApiKind::OpenaiCompletions | ApiKind::OpenaiResponses => format!("http://{addr}/v1"),
+        ApiKind::GoogleGenerativeAi => format!("http://{addr}/v1beta"),
     }
 }
 
@@ -329,11 +337,21 @@ where
 
 /// Which API a request is for, by method and path (query ignored); `None` for anything else.
 pub(super) fn route(method: &str, path: &str) -> Option<ApiKind> {
-    match (method, path.split('?').next().unwrap_or("")) {
+    let route = path.split('?').next().unwrap_or("");
+    match (method, route) {
         ("POST", "/v1/messages") => Some(ApiKind::AnthropicMessages),
         ("POST", "/chat/completions" | "/v1/chat/completions") => Some(ApiKind::OpenaiCompletions),
+        ("POST", "/responses" | "/v1/responses") => Some(ApiKind::OpenaiResponses),
+        ("POST", _) if gemini_route(route).is_some() => Some(ApiKind::GoogleGenerativeAi),
         _ => None,
     }
+}
+
+/// The model a request names: in the path for Gemini, else the body's `model`, else `default`.
+pub(super) fn request_model(path: &str, body: &Value, default: &str) -> String {
+    gemini_route(path.split('?').next().unwrap_or(""))
+        .or_else(|| body["model"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| default.to_owned())
 }
 
 /// The SSE events of a complete reply to `turn` (the `turn_no`th of its conversation, its first
@@ -356,6 +374,8 @@ pub(super) fn reply_events(
     match api {
         ApiKind::AnthropicMessages => anthropic_events(&reply),
         ApiKind::OpenaiCompletions => openai_events(&reply),
+        ApiKind::OpenaiResponses => responses_events(&reply),
+        ApiKind::GoogleGenerativeAi => gemini_events(&reply),
     }
 }
 
@@ -400,7 +420,7 @@ async fn handle(
     let body = serde_json::from_slice::<Value>(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let api = route(&method, &path);
-    let model = body["model"].as_str().unwrap_or("scripted").to_owned();
+    let model = request_model(&path, &body, "scripted");
     let (turn_no, prev_prompt) = {
         let mut st = state.lock().expect("state lock");
         st.requests.push(RecordedRequest {
@@ -480,6 +500,16 @@ async fn handle(
     Ok(sse_response(events, ending))
 }
 
+/// The model of a Gemini route, `/models/{model}:streamGenerateContent` (optionally under
+/// `/v1beta`).
+fn gemini_route(route: &str) -> Option<String> {
+    let rest = route
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| route.strip_prefix("/models/"))?;
+    let model = rest.strip_suffix(":streamGenerateContent")?;
+    (!model.is_empty() && !model.contains('/')).then(|| model.to_owned())
+}
+
 enum Ending {
     Complete,
     Cut,
@@ -527,10 +557,27 @@ pub(super) fn error_body(api: ApiKind, status: u16, message: &str) -> String {
         ApiKind::AnthropicMessages => {
             json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
         }
-        ApiKind::OpenaiCompletions => {
+        ApiKind::OpenaiCompletions | ApiKind::OpenaiResponses => {
             json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
                 .to_string()
         }
+        ApiKind::GoogleGenerativeAi => {
+            json!({"error": {"code": status, "message": message, "status": google_status(status)}})
+                .to_string()
+        }
+    }
+}
+
+/// Google's status name for an HTTP status.
+fn google_status(status: u16) -> &'static str {
+    match status {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        503 => "UNAVAILABLE",
+        _ => "INTERNAL",
     }
 }
 
@@ -592,15 +639,17 @@ fn wire_stop_reason(api: ApiKind, turn: &Turn) -> String {
         .stop_reason
         .clone()
         .unwrap_or_else(|| if has_calls { "toolUse" } else { "stop" }.to_owned());
-    let (anthropic, openai) = match pi.as_str() {
-        "stop" => ("end_turn", "stop"),
-        "length" => ("max_tokens", "length"),
-        "toolUse" => ("tool_use", "tool_calls"),
-        raw => (raw, raw),
+    let (anthropic, openai, responses, gemini) = match pi.as_str() {
+        "stop" => ("end_turn", "stop", "completed", "STOP"),
+        "length" => ("max_tokens", "length", "incomplete", "MAX_TOKENS"),
+        "toolUse" => ("tool_use", "tool_calls", "completed", "STOP"),
+        raw => (raw, raw, raw, raw),
     };
     match api {
         ApiKind::AnthropicMessages => anthropic.to_owned(),
         ApiKind::OpenaiCompletions => openai.to_owned(),
+        ApiKind::OpenaiResponses => responses.to_owned(),
+        ApiKind::GoogleGenerativeAi => gemini.to_owned(),
     }
 }
 
@@ -745,9 +794,294 @@ fn openai_events(r: &Reply) -> Vec<SseEvent> {
     out
 }
 
+/// OpenAI Responses events: `response.created`, then one output item per reasoning summary,
+/// message and function call (added, deltas, done), then `response.completed` (or
+/// `response.failed` for the raw stop reason `failed`). Every event carries its type as the SSE
+/// event name too, as OpenAI sends them.
+fn responses_events(r: &Reply) -> Vec<SseEvent> {
+    let mut seq = 0u64;
+    let mut out = Vec::new();
+    let mut ev = |out: &mut Vec<SseEvent>, mut data: Value| {
+        data["sequence_number"] = json!(seq);
+        seq += 1;
+        let name = data["type"].as_str().unwrap_or("").to_owned();
+        out.push(SseEvent::named(name, data.to_string()));
+    };
+    let id = format!("resp_{:02}", r.turn_no);
+    let response = |status: &str, output: Value| {
+        json!({"id": id, "object": "response", "created_at": 1_700_000_000, "status": status,
+               "model": r.model, "output": output})
+    };
+    ev(
+        &mut out,
+        json!({"type": "response.created", "response": response("in_progress", json!([]))}),
+    );
+    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+        ev(
+            &mut out,
+            json!({"type": "error", "code": "server_error", "message": msg, "param": null}),
+        );
+        return out;
+    }
+    let mut output = Vec::new();
+    let mut index = 0;
+    if let Some(thinking) = &r.turn.thinking {
+        let item_id = format!("rs_{:02}", r.turn_no);
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": index,
+                   "item": {"type": "reasoning", "id": item_id, "summary": []}}),
+        );
+        ev(
+            &mut out,
+            json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
+                   "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+        );
+        for p in pieces(thinking, 24) {
+            ev(
+                &mut out,
+                json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
+                       "output_index": index, "summary_index": 0, "delta": p}),
+            );
+        }
+        ev(
+            &mut out,
+            json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
+                   "output_index": index, "summary_index": 0, "text": thinking}),
+        );
+        ev(
+            &mut out,
+            json!({"type": "response.reasoning_summary_part.done", "item_id": item_id,
+                   "output_index": index, "summary_index": 0,
+                   "part": {"type": "summary_text", "text": thinking}}),
+        );
+        let item = json!({"type": "reasoning", "id": item_id,
+                          "summary": [{"type": "summary_text", "text": thinking}],
+                          "encrypted_content": format!("enc_{:02}", r.turn_no)});
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
+        output.push(item);
+        index += 1;
+    }
+    if let Some(text) = &r.turn.text {
+        let item_id = format!("msg_{:02}", r.turn_no);
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": index,
+                   "item": {"type": "message", "id": item_id, "status": "in_progress",
+                            "role": "assistant", "content": []}}),
+        );
+        ev(
+            &mut out,
+            json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index,
+                   "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+        );
+        for p in pieces(text, 24) {
+            ev(
+                &mut out,
+                json!({"type": "response.output_text.delta", "item_id": item_id,
+                       "output_index": index, "content_index": 0, "delta": p}),
+            );
+        }
+        ev(
+            &mut out,
+            json!({"type": "response.output_text.done", "item_id": item_id, "output_index": index,
+                   "content_index": 0, "text": text}),
+        );
+        let part = json!({"type": "output_text", "text": text, "annotations": []});
+        ev(
+            &mut out,
+            json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index,
+                   "content_index": 0, "part": part}),
+        );
+        let item = json!({"type": "message", "id": item_id, "status": "completed",
+                          "role": "assistant", "content": [part]});
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
+        output.push(item);
+        index += 1;
+    }
+    for (no, call) in r.calls() {
+        let item_id = format!("fc_{no:02}");
+        let call_id = format!("call_{no:02}");
+        let args = call.arguments.to_string();
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": index,
+                   "item": {"type": "function_call", "id": item_id, "call_id": call_id,
+                            "name": call.name, "arguments": "", "status": "in_progress"}}),
+        );
+        for p in pieces(&args, 24) {
+            ev(
+                &mut out,
+                json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
+                       "output_index": index, "delta": p}),
+            );
+        }
+        ev(
+            &mut out,
+            json!({"type": "response.function_call_arguments.done", "item_id": item_id,
+                   "output_index": index, "arguments": args}),
+        );
+        let item = json!({"type": "function_call", "id": item_id, "call_id": call_id,
+                          "name": call.name, "arguments": args, "status": "completed"});
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
+        output.push(item);
+        index += 1;
+    }
+    let status = wire_stop_reason(ApiKind::OpenaiResponses, r.turn);
+    if status == "failed" {
+        let mut failed = response("failed", Value::Array(output));
+        failed["error"] = json!({"code": "server_error", "message": "scripted failure"});
+        ev(
+            &mut out,
+            json!({"type": "response.failed", "response": failed}),
+        );
+        return out;
+    }
+    let u = r.usage;
+    // Responses has no cache writes: they count as plain input.
+    let input = u.input + u.cache_read + u.cache_write;
+    let mut done = response(&status, Value::Array(output));
+    if status == "incomplete" {
+        done["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    }
+    done["usage"] = json!({"input_tokens": input,
+                           "input_tokens_details": {"cached_tokens": u.cache_read},
+                           "output_tokens": u.output,
+                           "output_tokens_details": {"reasoning_tokens": 0},
+                           "total_tokens": input + u.output});
+    // A reply cut by the token limit ends with `response.incomplete`, as OpenAI sends it.
+    let kind = if status == "incomplete" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    ev(&mut out, json!({"type": kind, "response": done}));
+    out
+}
+
+/// Gemini chunks (data-only events): thought parts, text parts, all function calls in one chunk
+/// (Gemini sends whole calls, without ids), then a chunk with the finish reason and usage.
+fn gemini_events(r: &Reply) -> Vec<SseEvent> {
+    let response_id = format!("gen_{:02}", r.turn_no);
+    let chunk = |parts: Value, finish: Option<String>, usage: Option<Value>| {
+        let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
+        if let Some(f) = finish {
+            candidate["finishReason"] = json!(f);
+        }
+        let mut c = json!({"candidates": [candidate]});
+        if let Some(u) = usage {
+            c["usageMetadata"] = u;
+        }
+        c["modelVersion"] = json!(r.model);
+        c["responseId"] = json!(response_id);
+        SseEvent::data(c.to_string())
+    };
+    let mut out = Vec::new();
+    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+        out.push(chunk(json!([{"text": ""}]), None, None));
+        out.push(SseEvent::data(
+            json!({"error": {"code": 503, "message": msg, "status": "UNAVAILABLE"}}).to_string(),
+        ));
+        return out;
+    }
+    if let Some(thinking) = &r.turn.thinking {
+        for (i, p) in pieces(thinking, 24).into_iter().enumerate() {
+            let mut part = json!({"text": p, "thought": true});
+            if i == 0 {
+                // base64 of `sig_NN`, as Gemini's signatures are base64.
+                part["thoughtSignature"] = json!(base64_ascii(&format!("sig_{:02}", r.turn_no)));
+            }
+            out.push(chunk(json!([part]), None, None));
+        }
+    }
+    if let Some(text) = &r.turn.text {
+        for p in pieces(text, 24) {
+            out.push(chunk(json!([{"text": p}]), None, None));
+        }
+    }
+    let calls: Vec<Value> = r
+        .calls()
+        .map(|(_, c)| json!({"functionCall": {"name": c.name, "args": c.arguments}}))
+        .collect();
+    if !calls.is_empty() {
+        out.push(chunk(Value::Array(calls), None, None));
+    }
+    let u = r.usage;
+    let prompt = u.input + u.cache_read + u.cache_write;
+    let thoughts = if r.turn.thinking.is_some() {
+        u.output / 2
+    } else {
+        0
+    };
+    let mut usage = json!({"promptTokenCount": prompt,
+                           "candidatesTokenCount": u.output - thoughts,
+                           "totalTokenCount": prompt + u.output});
+    if u.cache_read > 0 {
+        usage["cachedContentTokenCount"] = json!(u.cache_read);
+    }
+    if thoughts > 0 {
+        usage["thoughtsTokenCount"] = json!(thoughts);
+    }
+    out.push(chunk(
+        json!([{"text": ""}]),
+        Some(wire_stop_reason(ApiKind::GoogleGenerativeAi, r.turn)),
+        Some(usage),
+    ));
+    out
+}
+
+/// Standard base64 of an ASCII string (enough for scripted signatures).
+fn base64_ascii(s: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let bytes = s.as_bytes();
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn routes_gemini_paths_and_encodes_base64() {
+        assert_eq!(
+            gemini_route("/v1beta/models/gemini-2.5-flash:streamGenerateContent").as_deref(),
+            Some("gemini-2.5-flash")
+        );
+        assert_eq!(
+            gemini_route("/models/m:streamGenerateContent").as_deref(),
+            Some("m")
+        );
+        assert_eq!(gemini_route("/models/m:generateContent"), None);
+        assert_eq!(gemini_route("/v1/messages"), None);
+        assert_eq!(base64_ascii("sig_01"), "c2lnXzAx");
+        assert_eq!(base64_ascii("ab"), "YWI=");
+        assert_eq!(base64_ascii("a"), "YQ==");
+    }
 
     #[test]
     fn parses_the_documented_format() {

@@ -5,6 +5,8 @@ mod cli_tool;
 mod edit;
 mod load;
 mod providers;
+mod providers_more;
 mod reports;
+mod retry;
 mod run;
 mod tasks;

@@ -1,5 +1,5 @@
 //! The real providers over the live (reqwest) transport against the scripted model server on
-//! 127.0.0.1, for both wire formats; and the request bodies compared with Pi's captured ones.
+//! 127.0.0.1, for all four wire formats; and the request bodies compared with Pi's captured ones.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +17,19 @@ use harness::tools::definitions::pi_definition;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-const BOTH: [ApiKind; 2] = [ApiKind::AnthropicMessages, ApiKind::OpenaiCompletions];
+const ALL: [ApiKind; 4] = [
+    ApiKind::AnthropicMessages,
+    ApiKind::OpenaiCompletions,
+    ApiKind::OpenaiResponses,
+    ApiKind::GoogleGenerativeAi,
+];
 
-fn spec(api: ApiKind, base_url: String) -> ModelSpec {
+pub(super) fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     let (provider, model) = match api {
         ApiKind::AnthropicMessages => ("anthropic", "claude-test"),
         ApiKind::OpenaiCompletions => ("openai", "gpt-test"),
+        ApiKind::OpenaiResponses => ("openai", "gpt-resp-test"),
+        ApiKind::GoogleGenerativeAi => ("google", "gemini-2.5-flash"),
     };
     ModelSpec {
         provider: provider.into(),
@@ -34,7 +41,7 @@ fn spec(api: ApiKind, base_url: String) -> ModelSpec {
     }
 }
 
-fn transport() -> Arc<LiveTransport> {
+pub(super) fn transport() -> Arc<LiveTransport> {
     Arc::new(
         LiveTransport::with_config(LiveTransportConfig {
             use_system_proxy: false,
@@ -44,12 +51,12 @@ fn transport() -> Arc<LiveTransport> {
     )
 }
 
-async fn serve(api: ApiKind, yaml: &str) -> ScriptedServer {
+pub(super) async fn serve(api: ApiKind, yaml: &str) -> ScriptedServer {
     let script = parse_script(yaml, "inline.yaml").expect("valid script");
     testkit::start(script, api).await
 }
 
-fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Provider> {
+pub(super) fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Provider> {
     build_with(
         spec(api, server.base_url()),
         transport(),
@@ -60,7 +67,7 @@ fn provider(api: ApiKind, server: &ScriptedServer, idle: Duration) -> Arc<dyn Pr
     )
 }
 
-fn hello() -> Context {
+pub(super) fn hello() -> Context {
     Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![Message::User {
@@ -71,7 +78,7 @@ fn hello() -> Context {
 }
 
 /// Runs one request of `yaml`'s first turn and returns the result and the server.
-async fn one(
+pub(super) async fn one(
     api: ApiKind,
     yaml: &str,
 ) -> (Result<AssistantMessage, ProviderError>, ScriptedServer) {
@@ -83,7 +90,7 @@ async fn one(
 
 #[tokio::test]
 async fn text_reply() {
-    for api in BOTH {
+    for api in ALL {
         let (r, server) = one(
             api,
             "turns:\n  - text: \"Hello there, this reply is streamed in several deltas.\"\n",
@@ -112,8 +119,30 @@ async fn text_reply() {
                 assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
                 assert_eq!(m.response_id.as_deref(), Some("chatcmpl-01"));
             }
+            ApiKind::OpenaiResponses => {
+                assert_eq!(reqs[0].path, "/v1/responses");
+                assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
+                assert_eq!(m.response_id.as_deref(), Some("resp_01"));
+                assert_eq!(
+                    m.content[0],
+                    AssistantBlock::Text {
+                        text: m.text(),
+                        signature: Some("{\"v\":1,\"id\":\"msg_01\"}".into())
+                    }
+                );
+            }
+            ApiKind::GoogleGenerativeAi => {
+                assert_eq!(
+                    reqs[0].path,
+                    "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+                );
+                assert_eq!(reqs[0].header("x-goog-api-key"), Some("test-key"));
+                assert_eq!(m.response_id.as_deref(), Some("gen_01"));
+            }
         }
-        assert_eq!(reqs[0].body["model"], m.model);
+        if api != ApiKind::GoogleGenerativeAi {
+            assert_eq!(reqs[0].body["model"], m.model);
+        }
     }
 }
 
@@ -133,7 +162,7 @@ turns:
       - name: read
         arguments: {path: b.txt, offset: 3}
 "#;
-    for api in BOTH {
+    for api in ALL {
         let server = serve(api, yaml).await;
         let p = provider(api, &server, Duration::from_secs(10));
         let first = p
@@ -144,26 +173,29 @@ turns:
             .complete(&hello(), &RequestOptions::default())
             .await
             .unwrap();
-        let prefix = match api {
-            ApiKind::AnthropicMessages => "toolu_",
-            ApiKind::OpenaiCompletions => "call_",
+        // The ids each API gives (Gemini gives none: ours are `${name}_${n}`).
+        let id = |no: usize, name: &str| match api {
+            ApiKind::AnthropicMessages => format!("toolu_{no:02}"),
+            ApiKind::OpenaiCompletions => format!("call_{no:02}"),
+            ApiKind::OpenaiResponses => format!("call_{no:02}|fc_{no:02}"),
+            ApiKind::GoogleGenerativeAi => format!("{name}_{no}"),
         };
         let calls: Vec<ToolCall> = first.tool_calls().cloned().collect();
         assert_eq!(
             calls,
             vec![
                 ToolCall {
-                    id: format!("{prefix}01"),
+                    id: id(1, "read"),
                     name: "read".into(),
                     arguments: json!({"path": "tests/test_calc.py"})
                 },
                 ToolCall {
-                    id: format!("{prefix}02"),
+                    id: id(2, "bash"),
                     name: "bash".into(),
                     arguments: json!({"command": "ls -la && echo \"done\""})
                 },
                 ToolCall {
-                    id: format!("{prefix}03"),
+                    id: id(3, "edit"),
                     name: "edit".into(),
                     arguments: json!({"path": "a.txt", "edits": [{"oldText": "a", "newText": "b\nc"}]})
                 },
@@ -172,7 +204,7 @@ turns:
         assert_eq!(first.text(), "I'll look around.");
         assert_eq!(first.stop_reason, StopReason::ToolUse);
         let second_calls: Vec<ToolCall> = second.tool_calls().cloned().collect();
-        assert_eq!(second_calls[0].id, format!("{prefix}04"));
+        assert_eq!(second_calls[0].id, id(4, "read"));
         assert_eq!(
             second_calls[0].arguments,
             json!({"path": "b.txt", "offset": 3})
@@ -183,24 +215,34 @@ turns:
 
 #[tokio::test]
 async fn thinking_is_kept_with_its_signature() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(api, "turns:\n  - thinking: \"The user greets me; I should answer briefly.\"\n    text: Hi.\n").await;
         let m = r.unwrap();
-        let signature = match api {
-            ApiKind::AnthropicMessages => "sig_01",
-            ApiKind::OpenaiCompletions => "reasoning_content",
+        let thinking = "The user greets me; I should answer briefly.";
+        let (signature, text_signature) = match api {
+            ApiKind::AnthropicMessages => ("sig_01".to_owned(), None),
+            ApiKind::OpenaiCompletions => ("reasoning_content".to_owned(), None),
+            // The reasoning item as the server sent it in `response.output_item.done`.
+            ApiKind::OpenaiResponses => (
+                json!({"type": "reasoning", "id": "rs_01",
+                       "summary": [{"type": "summary_text", "text": thinking}],
+                       "encrypted_content": "enc_01"})
+                .to_string(),
+                Some("{\"v\":1,\"id\":\"msg_01\"}".to_owned()),
+            ),
+            ApiKind::GoogleGenerativeAi => ("c2lnXzAx".to_owned(), None),
         };
         assert_eq!(
             m.content,
             vec![
                 AssistantBlock::Thinking {
-                    thinking: "The user greets me; I should answer briefly.".into(),
-                    signature: Some(signature.into()),
+                    thinking: thinking.into(),
+                    signature: Some(signature),
                     redacted: false,
                 },
                 AssistantBlock::Text {
                     text: "Hi.".into(),
-                    signature: None
+                    signature: text_signature
                 },
             ],
             "{api:?}"
@@ -210,19 +252,24 @@ async fn thinking_is_kept_with_its_signature() {
 
 #[tokio::test]
 async fn usage_with_cache_figures() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(
             api,
             "turns:\n  - text: ok\n    usage: {input: 100, output: 42, cache_read: 20, cache_write: 5}\n",
         )
         .await;
+        // Responses and Gemini know no cache writes: they arrive as plain input.
+        let (input, cache_write) = match api {
+            ApiKind::AnthropicMessages | ApiKind::OpenaiCompletions => (100, 5),
+            ApiKind::OpenaiResponses | ApiKind::GoogleGenerativeAi => (105, 0),
+        };
         assert_eq!(
             r.unwrap().usage,
             Usage {
-                input: 100,
+                input,
                 output: 42,
                 cache_read: 20,
-                cache_write: 5,
+                cache_write,
                 total_tokens: 167
             },
             "{api:?}"
@@ -250,7 +297,7 @@ async fn usage_with_cache_figures() {
 
 #[tokio::test]
 async fn stop_reasons() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(
             api,
             "turns:\n  - text: cut short\n    stop_reason: length\n",
@@ -295,7 +342,7 @@ async fn stop_reasons() {
 
 #[tokio::test]
 async fn an_error_event_mid_stream_is_an_error_reply() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(
             api,
             "turns:\n  - fault: {error_event: \"Overloaded, try later\"}\n",
@@ -311,13 +358,22 @@ async fn an_error_event_mid_stream_is_an_error_reply() {
                 assert_eq!(data["error"]["message"], "Overloaded, try later");
             }
             ApiKind::OpenaiCompletions => assert_eq!(msg, "Overloaded, try later"),
+            ApiKind::OpenaiResponses => {
+                assert_eq!(msg, "Error Code server_error: Overloaded, try later")
+            }
+            // The Google SDK's message: the status, then the chunk.
+            ApiKind::GoogleGenerativeAi => {
+                let rest = msg.strip_prefix("got status: UNAVAILABLE. ").unwrap();
+                let data: Value = serde_json::from_str(rest).unwrap();
+                assert_eq!(data["error"]["message"], "Overloaded, try later");
+            }
         }
     }
 }
 
 #[tokio::test]
 async fn a_cut_stream_is_a_stream_cut() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(
             api,
             "turns:\n  - text: \"a long reply that will never finish arriving\"\n    fault: {cut_after_events: 3}\n",
@@ -334,7 +390,7 @@ async fn a_cut_stream_is_a_stream_cut() {
 
 #[tokio::test]
 async fn a_stalled_stream_times_out() {
-    for api in BOTH {
+    for api in ALL {
         let server = serve(
             api,
             "turns:\n  - text: \"a reply that stops halfway\"\n    fault: {stall_after_events: 2}\n",
@@ -359,7 +415,7 @@ async fn a_stalled_stream_times_out() {
 
 #[tokio::test]
 async fn http_errors_are_typed() {
-    for api in BOTH {
+    for api in ALL {
         let (r, _s) = one(
             api,
             "turns:\n  - fault: {status: 500, body: \"internal trouble\"}\n",
@@ -381,7 +437,11 @@ async fn http_errors_are_typed() {
             } => {
                 assert_eq!(status, 429);
                 assert_eq!(retry_after, Some(Duration::from_secs(1)));
-                assert!(message.contains("rate_limit_error"), "{message}");
+                let kind = match api {
+                    ApiKind::GoogleGenerativeAi => "RESOURCE_EXHAUSTED",
+                    _ => "rate_limit_error",
+                };
+                assert!(message.contains(kind), "{message}");
             }
             other => panic!("{api:?}: {other:?}"),
         }
@@ -418,7 +478,7 @@ async fn a_closed_port_is_a_connection_error() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    for api in BOTH {
+    for api in ALL {
         let p = build_with(
             spec(api, format!("http://127.0.0.1:{port}")),
             transport(),
@@ -435,14 +495,14 @@ async fn a_closed_port_is_a_connection_error() {
 // ---------------------------------------------------------------------------------------------
 // Request bodies: the capture's history, rebuilt in Rust, must give Pi's captured bodies.
 
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+pub(super) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
 
-fn capture() -> Value {
+pub(super) fn capture() -> Value {
     serde_json::from_str(include_str!("fixtures/pi-provider-capture.json")).unwrap()
 }
 
 /// An assistant message from another model (OpenAI Responses), so ids get normalised.
-fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
+pub(super) fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
     Message::Assistant(AssistantMessage {
         content,
         api: "openai-responses".into(),
@@ -455,7 +515,7 @@ fn foreign_assistant(content: Vec<AssistantBlock>) -> Message {
     })
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
+pub(super) fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
     AssistantBlock::ToolCall(ToolCall {
         id: id.into(),
         name: name.into(),
@@ -463,7 +523,7 @@ fn call(id: &str, name: &str, arguments: Value) -> AssistantBlock {
     })
 }
 
-fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
+pub(super) fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Message {
     Message::ToolResult(ToolResultMessage {
         tool_call_id: id.into(),
         tool_name: name.into(),
@@ -474,7 +534,7 @@ fn result(id: &str, name: &str, content: Vec<Content>, is_error: bool) -> Messag
 
 /// The history of `pi-provider-capture.json`: tool calls, an image tool result, a tool error and
 /// a foreign-provider tool id.
-fn capture_context() -> Context {
+pub(super) fn capture_context() -> Context {
     Context {
         system_prompt: Some("You are a test.".into()),
         messages: vec![
@@ -527,7 +587,7 @@ async fn sent_for_capture(api: ApiKind) -> harness::testkit::RecordedRequest {
     let p = provider(api, &server, Duration::from_secs(10));
     let options = RequestOptions {
         max_tokens: 32000,
-        temperature: None,
+        ..RequestOptions::default()
     };
     p.complete(&capture_context(), &options).await.unwrap();
     server.requests().remove(0)
@@ -639,7 +699,7 @@ fn every_shipped_script_loads() {
 #[tokio::test]
 async fn a_reply_is_replayed_to_the_same_model_with_its_thinking_and_ids() {
     let yaml = "turns:\n  - thinking: Check the file.\n    text: Reading.\n    tool_calls:\n      - name: read\n        arguments: {path: a.txt}\n  - text: Done.\n";
-    for api in BOTH {
+    for api in ALL {
         let server = serve(api, yaml).await;
         let p = provider(api, &server, Duration::from_secs(10));
         let mut ctx = hello();
@@ -678,6 +738,38 @@ async fn a_reply_is_replayed_to_the_same_model_with_its_thinking_and_ids() {
                 assert_eq!(
                     body["messages"][3],
                     json!({"role": "tool", "content": "x", "tool_call_id": "call_01"})
+                );
+            }
+            ApiKind::OpenaiResponses => {
+                let input = body["input"].as_array().unwrap();
+                assert_eq!(
+                    input[2..].to_vec(),
+                    vec![
+                        json!({"type": "reasoning", "id": "rs_01",
+                            "summary": [{"type": "summary_text", "text": "Check the file."}],
+                            "encrypted_content": "enc_01"}),
+                        json!({"type": "message", "role": "assistant",
+                            "content": [{"type": "output_text", "text": "Reading.", "annotations": []}],
+                            "status": "completed", "id": "msg_01"}),
+                        json!({"type": "function_call", "id": "fc_01", "call_id": "call_01",
+                            "name": "read", "arguments": "{\"path\":\"a.txt\"}"}),
+                        json!({"type": "function_call_output", "call_id": "call_01", "output": "x"}),
+                    ]
+                );
+            }
+            ApiKind::GoogleGenerativeAi => {
+                assert_eq!(
+                    body["contents"],
+                    json!([
+                        {"parts": [{"text": "hello"}], "role": "user"},
+                        {"parts": [
+                            {"thought": true, "thoughtSignature": "c2lnXzAx", "text": "Check the file."},
+                            {"text": "Reading."},
+                            {"functionCall": {"args": {"path": "a.txt"}, "name": "read"}},
+                        ], "role": "model"},
+                        {"parts": [{"functionResponse": {"name": "read", "response": {"output": "x"}}}],
+                         "role": "user"},
+                    ])
                 );
             }
         }

@@ -264,8 +264,8 @@ fn bad_tasks_and_cassettes_fail_alone_while_the_others_run() {
         .collect();
     assert_eq!(
         median.len(),
-        2,
-        "both recordings of the good task ran: {runs}"
+        4,
+        "every recording of the good task ran: {runs}"
     );
     assert!(median.iter().all(|r| r.contains(",passed,")), "{runs}");
     let crlf = rows
@@ -369,7 +369,12 @@ fn max_cost_stops_starting_runs_once_the_budget_is_spent() {
     let passed = runs.lines().filter(|l| l.contains(",passed,")).count();
     let skipped = runs.lines().filter(|l| l.contains(",skipped,")).count();
     assert_eq!(passed, 1, "the first run spends the budget: {runs}");
-    assert_eq!(skipped, 3, "{runs}");
+    assert_eq!(
+        skipped,
+        runs.lines().count() - 2,
+        "all the others are skipped: {runs}"
+    );
+    assert!(skipped >= 3);
     assert!(runs.contains("--max-cost budget"), "{runs}");
 }
 

@@ -29,8 +29,14 @@ struct Part<'a> {
 
 /// Pi's `generateDiffString(old, new, contextLines)`.
 pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffString {
-    let old_tokens: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_tokens: Vec<&str> = new.split_inclusive('\n').collect();
+    // jsdiff's first step follows the common run of equal lines from the start, which always ends
+    // exactly where the common prefix of whole lines ends; diffing the rest gives the same runs.
+    // Splitting it off saves tokenising it (most of a large file for a small edit).
+    let split = common_line_prefix(old, new);
+    let prefix_lines = memchr::memchr_iter(b'\n', &old.as_bytes()[..split]).count();
+    let (old_tail, new_tail) = (&old[split..], &new[split..]);
+    let old_tokens: Vec<&str> = old_tail.split_inclusive('\n').collect();
+    let new_tokens: Vec<&str> = new_tail.split_inclusive('\n').collect();
     let old_lines: Vec<&str> = old_tokens.iter().map(|l| strip_nl(l)).collect();
     let new_lines: Vec<&str> = new_tokens.iter().map(|l| strip_nl(l)).collect();
     let mut parts: Vec<Part<'_>> = Vec::new();
@@ -62,6 +68,29 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
     let context = |out: &mut Vec<String>, no: usize, line: &str| {
         out.push(format!(" {no:>width$} {line}"));
     };
+
+    // The common prefix is an unchanged run with no change before it.
+    if prefix_lines > 0 {
+        if parts.first().is_some_and(|p| p.kind != Kind::Same) {
+            let skipped = prefix_lines.saturating_sub(context_lines);
+            if skipped > 0 {
+                out.push(elided.clone());
+                old_no += skipped;
+                new_no += skipped;
+            }
+            let prefix = &old[..split - 1];
+            let mut shown: Vec<&str> = prefix.rsplit('\n').take(prefix_lines - skipped).collect();
+            shown.reverse();
+            for line in shown {
+                context(&mut out, old_no, line);
+                old_no += 1;
+                new_no += 1;
+            }
+        } else {
+            old_no += prefix_lines;
+            new_no += prefix_lines;
+        }
+    }
 
     for (p, part) in parts.iter().enumerate() {
         let raw = part.lines;
@@ -287,6 +316,21 @@ fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
         edit_length += 1;
     }
     unreachable!("an edit script of length old + new always exists")
+}
+
+/// The length of the longest common prefix of `old` and `new` that ends with a line break.
+fn common_line_prefix(old: &str, new: &str) -> usize {
+    const CHUNK: usize = 4096;
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    memchr::memrchr(b'\n', &a[..i]).map_or(0, |nl| nl + 1)
 }
 
 /// A line token without its `"\n"` (jsdiff's `value.split("\n")` minus the trailing empty item).

@@ -13,9 +13,8 @@ mod diff;
 mod normalize;
 mod strategy;
 
-use std::ffi::OsString;
-use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -129,7 +128,7 @@ impl Tool for EditTool {
                 return Err(reporter.fail(message, Vec::new(), EditFailure::InvalidArguments));
             }
         };
-        let abs = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        let abs = crate::tools::path::resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
         let cancel = ctx.cancel.clone();
         // The queue place is taken here, synchronously, so calls apply in call order.
         let key = abs.clone();
@@ -250,10 +249,7 @@ fn edit_file(
         return Err(reporter.aborted());
     }
     let restored = restore_line_endings(&applied.new_content, ending);
-    let mut bytes = Vec::with_capacity(bom.len() + restored.len());
-    bytes.extend_from_slice(bom.as_bytes());
-    bytes.extend_from_slice(restored.as_bytes());
-    std::fs::write(abs, &bytes).map_err(|e| file_error(node_error(&e, "open", Some(abs))))?;
+    write_file(abs, bom, &restored).map_err(file_error)?;
 
     let diff = generate_diff_string(&applied.base, &applied.new_content, CONTEXT_LINES);
     let mut details = Map::new();
@@ -273,83 +269,24 @@ fn edit_file(
 
 /// `readFile(abs).toString("utf-8")`: invalid UTF-8 becomes U+FFFD; errors read like Node's.
 fn read_file(abs: &Path) -> Result<String, String> {
-    let mut file = std::fs::File::open(abs).map_err(|e| node_error(&e, "open", Some(abs)))?;
+    let mut file = std::fs::File::open(abs)
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "open", Some(abs)))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
-        .map_err(|e| node_error(&e, "read", None))?;
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
 }
 
-/// A Node fs error message: `CODE: description, syscall 'path'` (libuv's descriptions).
-fn node_error(err: &std::io::Error, syscall: &str, path: Option<&Path>) -> String {
-    let Some(raw) = err.raw_os_error() else {
-        return err.to_string();
-    };
-    let errno = nix::errno::Errno::from_raw(raw);
-    let description = match errno {
-        nix::errno::Errno::ENOENT => "no such file or directory".to_owned(),
-        nix::errno::Errno::EACCES => "permission denied".to_owned(),
-        nix::errno::Errno::EISDIR => "illegal operation on a directory".to_owned(),
-        nix::errno::Errno::ENOTDIR => "not a directory".to_owned(),
-        nix::errno::Errno::EPERM => "operation not permitted".to_owned(),
-        nix::errno::Errno::EROFS => "read-only file system".to_owned(),
-        nix::errno::Errno::ENOSPC => "no space left on device".to_owned(),
-        nix::errno::Errno::EBUSY => "resource busy or locked".to_owned(),
-        nix::errno::Errno::ETXTBSY => "text file is busy".to_owned(),
-        nix::errno::Errno::ELOOP => "too many symbolic links encountered".to_owned(),
-        nix::errno::Errno::ENAMETOOLONG => "name too long".to_owned(),
-        nix::errno::Errno::EMFILE => "too many open files".to_owned(),
-        nix::errno::Errno::EIO => "i/o error".to_owned(),
-        nix::errno::Errno::EFBIG => "file too large".to_owned(),
-        nix::errno::Errno::EINVAL => "invalid argument".to_owned(),
-        other => other.desc().to_lowercase(),
-    };
-    match path {
-        Some(path) => format!("{errno:?}: {description}, {syscall} '{}'", path.display()),
-        None => format!("{errno:?}: {description}, {syscall}"),
-    }
-}
-
-/// Pi's `resolveToCwd` (spec section 0): one leading `@` removed, special spaces to ASCII, `~`
-/// and `~/` expanded to `home`, absolute paths kept as they are, relative ones resolved against
-/// `cwd` with `.` and `..` folded.
-// TODO(lead): switch to `tools::path` once it lands; this is the same algorithm.
-fn resolve_to_cwd(path: &str, cwd: &Path, home: &Path) -> PathBuf {
-    let path = path.strip_prefix('@').unwrap_or(path);
-    let path: String = path
-        .chars()
-        .map(|c| match c {
-            '\u{A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
-            c => c,
-        })
-        .collect();
-    let expanded = if path == "~" {
-        home.to_path_buf()
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        let mut joined = OsString::from(home.as_os_str());
-        joined.push("/");
-        joined.push(rest);
-        PathBuf::from(joined)
-    } else {
-        PathBuf::from(path)
-    };
-    if expanded.is_absolute() {
-        return expanded;
-    }
-    let mut resolved = PathBuf::new();
-    for component in cwd.join(&expanded).components() {
-        match component {
-            Component::ParentDir => {
-                resolved.pop();
-            }
-            Component::CurDir => {}
-            other => resolved.push(other),
-        }
-    }
-    resolved
+/// `writeFile(abs, bom + text, "utf-8")`: truncate or create, follow symlinks, then write.
+fn write_file(abs: &Path, bom: &str, text: &str) -> Result<(), String> {
+    let mut file = std::fs::File::create(abs)
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "open", Some(abs)))?;
+    file.write_all(bom.as_bytes())
+        .and_then(|()| file.write_all(text.as_bytes()))
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "write", None))
 }
 
 #[cfg(test)]

@@ -166,6 +166,58 @@ pub fn count_occurrences(haystack: &str, needle: &str) -> i64 {
     memchr::memmem::find_iter(haystack.as_bytes(), needle.as_bytes()).count() as i64
 }
 
+/// For each needle: where it first occurs in `haystack` (JS `indexOf`) and how many times it occurs
+/// without overlapping (JS `split(needle).length - 1`), in one pass over the haystack for all of
+/// them. Same results as [`find`] and [`count_occurrences`] per needle.
+pub fn scan_all(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
+    let mut results: Vec<(Option<usize>, i64)> = needles
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                (Some(0), count_occurrences(haystack, n))
+            } else {
+                (None, 0)
+            }
+        })
+        .collect();
+    let patterns: Vec<&str> = needles.iter().copied().filter(|n| !n.is_empty()).collect();
+    if patterns.is_empty() {
+        return results;
+    }
+    // A DFA without prefilter: edits from one file tend to share common bytes, so a rare-byte
+    // prefilter fires on every line and only slows the scan down.
+    let Ok(automaton) = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::Standard)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .prefilter(false)
+        .build(&patterns)
+    else {
+        // Too large an automaton: fall back to one search per needle.
+        return needles
+            .iter()
+            .map(|n| (find(haystack, n), count_occurrences(haystack, n)))
+            .collect();
+    };
+    let slots: Vec<usize> = (0..needles.len())
+        .filter(|&i| !needles[i].is_empty())
+        .collect();
+    // Per pattern, the greedy left-to-right non-overlapping count: matches of one pattern arrive
+    // in order of their start, and one is counted if it starts after the last counted one ends.
+    let mut next_free = vec![0usize; patterns.len()];
+    for m in automaton.find_overlapping_iter(haystack) {
+        let p = m.pattern().as_usize();
+        let slot = &mut results[slots[p]];
+        if slot.0.is_none() {
+            slot.0 = Some(m.start());
+        }
+        if m.start() >= next_free[p] {
+            slot.1 += 1;
+            next_free[p] = m.end();
+        }
+    }
+    results
+}
+
 /// JS `haystack.indexOf(needle)` in byte offsets (an empty needle is found at 0).
 pub fn find(haystack: &str, needle: &str) -> Option<usize> {
     memchr::memmem::find(haystack.as_bytes(), needle.as_bytes())
@@ -252,5 +304,20 @@ mod tests {
         assert_eq!(count_occurrences("", ""), -1);
         assert_eq!(find("abc", ""), Some(0));
         assert_eq!(utf16_len("é😀"), 3);
+    }
+
+    #[test]
+    fn one_pass_scan_agrees_with_per_needle_search() {
+        let haystack = "aaaa abab’ab a\naa ’ ab\nabababa";
+        let needles = [
+            "aa", "ab", "aba", "’", "a", "", "zz", "ab", "b\na", "abababa",
+        ];
+        let expected: Vec<(Option<usize>, i64)> = needles
+            .iter()
+            .map(|n| (find(haystack, n), count_occurrences(haystack, n)))
+            .collect();
+        assert_eq!(scan_all(haystack, &needles), expected);
+        assert_eq!(expected[0], (Some(0), 3));
+        assert_eq!(expected[2], (Some(5), 3));
     }
 }

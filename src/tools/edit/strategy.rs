@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::normalize::{count_occurrences, find, normalize_for_fuzzy_match};
+use super::normalize::{count_occurrences, find, normalize_for_fuzzy_match, scan_all};
 use crate::tools::{EditFailure, MatchTier};
 
 /// One replacement of an edit call, with `oldText` and `newText` already LF-normalised.
@@ -178,6 +178,33 @@ fn splice(
     Ok(out)
 }
 
+/// From this many edits on, all needles are searched in one pass over the text.
+const ONE_PASS_FROM: usize = 12;
+
+/// First position and non-overlapping count of every needle in `haystack`.
+fn scan(haystack: &str, needles: &[&str]) -> Vec<(Option<usize>, i64)> {
+    if needles.len() >= ONE_PASS_FROM {
+        scan_all(haystack, needles)
+    } else {
+        needles
+            .iter()
+            .map(|n| (find(haystack, n), count_occurrences(haystack, n)))
+            .collect()
+    }
+}
+
+/// First position of every needle in `haystack`.
+fn positions(haystack: &str, needles: &[&str]) -> Vec<Option<usize>> {
+    if needles.len() >= ONE_PASS_FROM {
+        scan_all(haystack, needles)
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect()
+    } else {
+        needles.iter().map(|n| find(haystack, n)).collect()
+    }
+}
+
 fn unique(count: i64, index: usize, tiers: &[MatchTier]) -> Result<(), Miss> {
     if count > 1 {
         let count = usize::try_from(count).unwrap_or(usize::MAX);
@@ -204,16 +231,17 @@ impl EditStrategy for PiStrategy {
             .map(|e| normalize_for_fuzzy_match(&e.old_text))
             .collect();
 
+        let olds: Vec<&str> = edits.iter().map(|e| e.old_text.as_str()).collect();
+        let norm_olds: Vec<&str> = normalized_olds.iter().map(|n| n.as_ref()).collect();
+
         // The first pass, against the original text, only decides the base and the tiers.
-        let initial: Vec<Option<(MatchTier, usize)>> = edits
+        let exact_in_content = positions(content, &olds);
+        let initial: Vec<Option<(MatchTier, usize)>> = exact_in_content
             .iter()
-            .zip(&normalized_olds)
-            .map(|(e, norm_old)| {
-                if let Some(at) = find(content, &e.old_text) {
-                    Some((MatchTier::Exact, at))
-                } else {
-                    find(&normalized, norm_old).map(|at| (MatchTier::Fuzzy, at))
-                }
+            .zip(&norm_olds)
+            .map(|(exact, norm_old)| match exact {
+                Some(at) => Some((MatchTier::Exact, *at)),
+                None => find(&normalized, norm_old).map(|at| (MatchTier::Fuzzy, at)),
             })
             .collect();
         let any_fuzzy = initial
@@ -229,22 +257,41 @@ impl EditStrategy for PiStrategy {
         };
         let fuzzy_space: &str = kept.as_deref().unwrap_or(&base);
 
-        let mut tiers = Vec::with_capacity(edits.len());
-        let mut located = Vec::with_capacity(edits.len());
-        for (i, (edit, norm_old)) in edits.iter().zip(&normalized_olds).enumerate() {
-            let found = if any_fuzzy {
-                find(&base, &edit.old_text)
-                    .map(|at| (at, edit.old_text.len()))
-                    .or_else(|| find(fuzzy_space, norm_old).map(|at| (at, norm_old.len())))
-            } else {
-                // The base is the original text: the first pass already searched it the same way,
-                // and a fuzzy hit there would have made the base normalised.
-                initial[i].map(|(_, at)| (at, edit.old_text.len()))
-            };
+        // Where each oldText is found in the base (exact, then fuzzy), and how often its
+        // normalised form occurs in fuzzy space, as Pi's loop computes them one edit at a time.
+        let n = edits.len();
+        let (found, counts): (Vec<Option<(usize, usize)>>, Vec<i64>) = if any_fuzzy {
+            let mut needles = olds.clone();
+            needles.extend(&norm_olds);
+            let scanned = scan(&base, &needles);
+            (0..n)
+                .map(|i| {
+                    let at = scanned[i]
+                        .0
+                        .map(|at| (at, olds[i].len()))
+                        .or_else(|| scanned[n + i].0.map(|at| (at, norm_olds[i].len())));
+                    (at, scanned[n + i].1)
+                })
+                .unzip()
+        } else {
+            // The base is the original text: the first pass already searched it the same way,
+            // and a fuzzy hit there would have made the base normalised.
+            let scanned = scan(fuzzy_space, &norm_olds);
+            (0..n)
+                .map(|i| {
+                    let at = initial[i].map(|(_, at)| (at, olds[i].len()));
+                    (at, scanned[i].1)
+                })
+                .unzip()
+        };
+
+        let mut tiers = Vec::with_capacity(n);
+        let mut located = Vec::with_capacity(n);
+        for (i, (found, count)) in found.into_iter().zip(counts).enumerate() {
             let Some((start, len)) = found else {
                 return Err(Miss::new(EditFailure::NotFound { index: i }, tiers));
             };
-            unique(count_occurrences(fuzzy_space, norm_old), i, &tiers)?;
+            unique(count, i, &tiers)?;
             tiers.push(match initial[i] {
                 Some((MatchTier::Exact, _)) => MatchTier::Exact,
                 _ => MatchTier::Fuzzy,
@@ -274,18 +321,20 @@ impl EditStrategy for ExactStrategy {
 
     fn apply<'a>(&self, content: &'a str, edits: &[Replacement]) -> Result<Applied<'a>, Miss> {
         check_not_empty(edits)?;
+        let olds: Vec<&str> = edits.iter().map(|e| e.old_text.as_str()).collect();
+        let scanned = scan(content, &olds);
         let mut tiers = Vec::with_capacity(edits.len());
         let mut located = Vec::with_capacity(edits.len());
-        for (i, edit) in edits.iter().enumerate() {
-            let Some(start) = find(content, &edit.old_text) else {
+        for (i, (at, count)) in scanned.into_iter().enumerate() {
+            let Some(start) = at else {
                 return Err(Miss::new(EditFailure::NotFound { index: i }, tiers));
             };
-            unique(count_occurrences(content, &edit.old_text), i, &tiers)?;
+            unique(count, i, &tiers)?;
             tiers.push(MatchTier::Exact);
             located.push(Located {
                 edit: i,
                 start,
-                len: edit.old_text.len(),
+                len: olds[i].len(),
             });
         }
         match splice(content, edits, located) {

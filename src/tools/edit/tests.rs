@@ -691,20 +691,20 @@ async fn paths_resolve_like_pi() {
     );
     let home = Path::new("/home/u");
     assert_eq!(
-        resolve_to_cwd("~", Path::new("/c"), home),
-        PathBuf::from("/home/u")
+        crate::tools::path::resolve_to_cwd("~", Path::new("/c"), home),
+        std::path::PathBuf::from("/home/u")
     );
     assert_eq!(
-        resolve_to_cwd("~/a/../b", Path::new("/c"), home),
-        PathBuf::from("/home/u/a/../b")
+        crate::tools::path::resolve_to_cwd("~/a/../b", Path::new("/c"), home),
+        std::path::PathBuf::from("/home/u/a/../b")
     );
     assert_eq!(
-        resolve_to_cwd("~x/a", Path::new("/c"), home),
-        PathBuf::from("/c/~x/a")
+        crate::tools::path::resolve_to_cwd("~x/a", Path::new("/c"), home),
+        std::path::PathBuf::from("/c/~x/a")
     );
     assert_eq!(
-        resolve_to_cwd("../d/./e/", Path::new("/c/w"), home),
-        PathBuf::from("/c/d/e")
+        crate::tools::path::resolve_to_cwd("../d/./e/", Path::new("/c/w"), home),
+        std::path::PathBuf::from("/c/d/e")
     );
 }
 
@@ -722,4 +722,43 @@ fn the_default_context_uses_pis_strategy() {
     assert_eq!(ctx.edit_strategy.name(), "pi");
     let strategy: Arc<dyn EditStrategy> = Arc::new(ExactStrategy);
     assert_eq!(strategy.name(), "exact");
+}
+
+#[tokio::test]
+async fn arguments_that_bypassed_validation_are_invalid_arguments() {
+    let dir = dir_with(&[("f.txt", "a\n")]);
+    let err = run(
+        &dir,
+        json!({"path": 5, "edits": [{"oldText": "a", "newText": "b"}]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Edit tool input is invalid. path must be a string."
+    );
+    assert_eq!(
+        err.edit,
+        report("pi", &[], Some(EditFailure::InvalidArguments))
+    );
+    let err = run(&dir, json!({"path": "f.txt", "edits": [{"oldText": "a"}]}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Edit tool input is invalid. edits[0] must have string oldText and newText."
+    );
+    assert_eq!(
+        err.edit,
+        report("pi", &[], Some(EditFailure::InvalidArguments))
+    );
+    assert_eq!(read(&dir, "f.txt"), "a\n");
+}
+
+#[tokio::test]
+async fn a_fuzzy_edit_in_a_crlf_file_keeps_crlf_and_normalises_every_line() {
+    let dir = dir_with(&[("c.txt", "a “q”  \r\nb — c\r\nkeep\t\r\n")]);
+    let out = run(&dir, one("c.txt", "a \"q\"", "A")).await.unwrap();
+    assert_eq!(read(&dir, "c.txt"), "A\r\nb - c\r\nkeep\r\n");
+    assert_eq!(out.edit, report("pi", &[Fuzzy], None));
 }

@@ -1,0 +1,837 @@
+//! OpenAI Responses over SSE (spec section 9, "OpenAI Responses"): the request body in Pi's key
+//! order, Pi's input items (system or developer message, user `input_text`/`input_image`,
+//! assistant `message` items with ids, `function_call` items split from our `call|item` ids,
+//! `function_call_output`, replayed reasoning items), and the event reader that turns
+//! `response.*` events into an [`AssistantMessage`].
+//!
+//! A model counts as a reasoning model when [`RequestOptions::thinking`] is set: the system prompt
+//! is then a `developer` message and `reasoning` (plus `include`) is sent. Tool-call ids are
+//! `${call_id}|${item.id}`; text blocks carry `{"v":1,"id":…}` as their signature and reasoning
+//! blocks the reasoning item's JSON, so a reply replays to the same model as Pi replays it.
+//!
+//! Not reproduced (yet): `prompt_cache_retention` (long retention), `service_tier`, and costs.
+//! Depends on `conversation` and the provider seams only.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::sse::{self, SseStream};
+use super::transform::{
+    normalize_id_openai_responses, parse_streaming_json, short_hash, transform_messages_from,
+};
+use super::transport::{HttpRequest, Transport};
+use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
+use crate::conversation::{
+    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
+    UserContent,
+};
+
+/// The OpenAI Responses provider.
+pub struct OpenAiResponses {
+    spec: ModelSpec,
+    transport: Arc<dyn Transport>,
+    idle_timeout: Duration,
+}
+
+impl OpenAiResponses {
+    /// A provider for `spec` over `transport`, with the default idle timeout.
+    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
+        OpenAiResponses {
+            spec,
+            transport,
+            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+
+    /// Sets the stream idle timeout.
+    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
+        self.idle_timeout = idle_timeout;
+        self
+    }
+
+    /// The request Pi would send: `POST {base_url}/responses` with Bearer auth, and the session
+    /// headers when there is a session id.
+    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+        let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
+        if let Some(key) = &self.spec.api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        if let Some(session) = &options.session_id {
+            headers.push(("session_id".into(), session.clone()));
+            headers.push(("x-client-request-id".into(), session.clone()));
+        }
+        headers.push(("content-type".into(), "application/json".into()));
+        for (k, v) in &self.spec.headers {
+            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
+            headers.push((k.to_lowercase(), v.clone()));
+        }
+        HttpRequest {
+            method: "POST".into(),
+            url: format!("{}/responses", self.spec.base_url.trim_end_matches('/')),
+            headers,
+            body: build_body(&self.spec, context, options),
+        }
+    }
+}
+
+/// The request body, keys in Pi's order: `model, input, stream, [prompt_cache_key], store,
+/// max_output_tokens, [temperature], [tools], [reasoning, include]`.
+pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions) -> Value {
+    let reasoning = options.thinking.is_some();
+    let mut body = Map::new();
+    body.insert("model".into(), json!(spec.model));
+    body.insert(
+        "input".into(),
+        Value::Array(convert_input(spec, context, reasoning)),
+    );
+    body.insert("stream".into(), json!(true));
+    if let Some(session) = &options.session_id {
+        body.insert("prompt_cache_key".into(), json!(session));
+    }
+    body.insert("store".into(), json!(false));
+    if options.max_tokens > 0 {
+        body.insert("max_output_tokens".into(), json!(options.max_tokens));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !context.tools.is_empty() {
+        let tools = context
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": false,
+                })
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    match options.thinking {
+        None => {}
+        Some(ThinkingLevel::Off) => {
+            body.insert("reasoning".into(), json!({"effort": "none"}));
+        }
+        Some(level) => {
+            body.insert(
+                "reasoning".into(),
+                json!({"effort": level.as_str(), "summary": "auto"}),
+            );
+            body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        }
+    }
+    Value::Object(body)
+}
+
+fn image_part(data: &str, mime_type: &str) -> Value {
+    json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{mime_type};base64,{data}")})
+}
+
+/// The id of an assistant text block: from its `{"v":1,"id":…,"phase"?}` signature (or a legacy
+/// plain-string signature), hashed when longer than 64; without one, `msg_<index>`.
+fn text_item_id(signature: Option<&str>, msg_index: usize) -> (String, Option<String>) {
+    let parsed = signature.filter(|s| !s.is_empty()).map(|sig| {
+        if sig.starts_with('{') {
+            if let Ok(v) = serde_json::from_str::<Value>(sig) {
+                if v["v"] == json!(1) {
+                    if let Some(id) = v["id"].as_str() {
+                        let phase = v["phase"]
+                            .as_str()
+                            .filter(|p| matches!(*p, "commentary" | "final_answer"))
+                            .map(str::to_owned);
+                        return (id.to_owned(), phase);
+                    }
+                }
+            }
+        }
+        (sig.to_owned(), None)
+    });
+    match parsed {
+        None => (format!("msg_{msg_index}"), None),
+        Some((id, phase)) if id.chars().count() > 64 => (format!("msg_{}", short_hash(&id)), phase),
+        Some(found) => found,
+    }
+}
+
+/// The `input` array: the system prompt, then Pi's transforms and conversion.
+pub fn convert_input(spec: &ModelSpec, context: &Context, reasoning: bool) -> Vec<Value> {
+    let normalize =
+        |id: &str, source: &AssistantMessage| normalize_id_openai_responses(id, spec, source);
+    let messages = transform_messages_from(&context.messages, spec, &normalize);
+    let mut out = Vec::new();
+    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        let role = if reasoning { "developer" } else { "system" };
+        out.push(json!({"role": role, "content": system}));
+    }
+    // Pi counts the messages it converts; a skipped message does not count.
+    let mut msg_index = 0;
+    for msg in &messages {
+        match msg {
+            Message::User { content } => {
+                let parts: Vec<Value> = match content {
+                    UserContent::Text(text) => vec![json!({"type": "input_text", "text": text})],
+                    UserContent::Blocks(blocks) => blocks
+                        .iter()
+                        .map(|c| match c {
+                            Content::Text { text } => json!({"type": "input_text", "text": text}),
+                            Content::Image { data, mime_type } => image_part(data, mime_type),
+                        })
+                        .collect(),
+                };
+                if parts.is_empty() {
+                    continue;
+                }
+                out.push(json!({"role": "user", "content": parts}));
+            }
+            Message::Assistant(am) => {
+                let different_model = am.model != spec.model
+                    && am.provider == spec.provider
+                    && am.api == spec.api.as_str();
+                let mut skipped_thinking = false;
+                let mut items = Vec::new();
+                for block in &am.content {
+                    match block {
+                        AssistantBlock::Thinking { signature, .. } => {
+                            match signature.as_deref().filter(|s| !s.is_empty()) {
+                                Some(sig) => match serde_json::from_str::<Value>(sig) {
+                                    Ok(item) => items.push(item),
+                                    Err(_) => skipped_thinking = true,
+                                },
+                                None => skipped_thinking = true,
+                            }
+                        }
+                        AssistantBlock::Text { text, signature } => {
+                            let (id, phase) = text_item_id(signature.as_deref(), msg_index);
+                            let mut item = Map::new();
+                            item.insert("type".into(), json!("message"));
+                            item.insert("role".into(), json!("assistant"));
+                            item.insert(
+                                "content".into(),
+                                json!([{"type": "output_text", "text": text, "annotations": []}]),
+                            );
+                            item.insert("status".into(), json!("completed"));
+                            item.insert("id".into(), json!(id));
+                            if let Some(phase) = phase {
+                                item.insert("phase".into(), json!(phase));
+                            }
+                            items.push(Value::Object(item));
+                        }
+                        AssistantBlock::ToolCall(call) => {
+                            let (call_id, item_id) = match call.id.split_once('|') {
+                                Some((c, rest)) => (c, rest.split('|').next()),
+                                None => (call.id.as_str(), None),
+                            };
+                            let item_id = item_id.filter(|item| {
+                                !((different_model || skipped_thinking) && item.starts_with("fc_"))
+                            });
+                            let mut item = Map::new();
+                            item.insert("type".into(), json!("function_call"));
+                            if let Some(item_id) = item_id {
+                                item.insert("id".into(), json!(item_id));
+                            }
+                            item.insert("call_id".into(), json!(call_id));
+                            item.insert("name".into(), json!(call.name));
+                            item.insert(
+                                "arguments".into(),
+                                json!(serde_json::to_string(&call.arguments).unwrap_or_default()),
+                            );
+                            items.push(Value::Object(item));
+                        }
+                    }
+                }
+                if items.is_empty() {
+                    continue;
+                }
+                out.extend(items);
+            }
+            Message::ToolResult(tr) => {
+                let text: Vec<&str> = tr.content.iter().filter_map(Content::as_text).collect();
+                let text = text.join("\n");
+                let has_images = tr
+                    .content
+                    .iter()
+                    .any(|c| matches!(c, Content::Image { .. }));
+                let output = if has_images {
+                    let mut parts = Vec::new();
+                    if !text.is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    for c in &tr.content {
+                        if let Content::Image { data, mime_type } = c {
+                            parts.push(image_part(data, mime_type));
+                        }
+                    }
+                    Value::Array(parts)
+                } else if text.is_empty() {
+                    json!("(see attached image)")
+                } else {
+                    json!(text)
+                };
+                let call_id = tr.tool_call_id.split('|').next().unwrap_or("");
+                out.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
+            }
+        }
+        msg_index += 1;
+    }
+    out
+}
+
+#[async_trait::async_trait]
+impl super::Provider for OpenAiResponses {
+    fn spec(&self) -> &ModelSpec {
+        &self.spec
+    }
+
+    async fn complete(
+        &self,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> Result<AssistantMessage, ProviderError> {
+        let request = self.build_request(context, options);
+        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
+        read_stream(&self.spec, stream).await
+    }
+}
+
+/// Pi's mapping of a response `status`; an unknown status is a protocol error.
+pub fn map_status(status: Option<&str>) -> Result<StopReason, ProviderError> {
+    match status {
+        None | Some("completed" | "in_progress" | "queued") => Ok(StopReason::Stop),
+        Some("incomplete") => Ok(StopReason::Length),
+        Some("failed" | "cancelled") => Ok(StopReason::Error),
+        Some(other) => Err(ProviderError::Protocol {
+            message: format!("Unhandled stop reason: {other}"),
+        }),
+    }
+}
+
+/// Pi's usage rule: `input_tokens` includes the cached tokens, which are taken out and counted
+/// as cache reads; the total is the API's own `total_tokens`.
+pub fn parse_usage(u: &Value) -> Usage {
+    let cached = u["input_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .unwrap_or(0);
+    Usage {
+        input: u["input_tokens"]
+            .as_u64()
+            .unwrap_or(0)
+            .saturating_sub(cached),
+        output: u["output_tokens"].as_u64().unwrap_or(0),
+        cache_read: cached,
+        cache_write: 0,
+        total_tokens: u["total_tokens"].as_u64().unwrap_or(0),
+    }
+}
+
+/// The item being streamed: its JSON (summary parts and content parts kept up to date, as Pi
+/// keeps them) and the position of its block in the reply.
+struct Current {
+    item: Value,
+    pos: usize,
+    partial_json: String,
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or("")
+}
+
+/// Reads a Responses event stream to the finished reply.
+///
+/// An `error` event ends the reply with stop reason `error` and `"Error Code {code}: {message}"`;
+/// `response.failed` with `"{code}: {message}"`, `"incomplete: {reason}"` or Pi's unknown-error
+/// text; a `failed`/`cancelled` status with `"An unknown error occurred"`. A stream that ends
+/// before `response.completed` (or `response.incomplete`, which Pi does not read and we take as
+/// the `incomplete` status: stop reason `length`) is [`ProviderError::StreamCut`].
+pub async fn read_stream(
+    spec: &ModelSpec,
+    mut stream: SseStream,
+) -> Result<AssistantMessage, ProviderError> {
+    let mut msg = AssistantMessage {
+        content: Vec::new(),
+        api: spec.api.as_str().to_owned(),
+        provider: spec.provider.clone(),
+        model: spec.model.clone(),
+        usage: Usage::default(),
+        stop_reason: StopReason::Stop,
+        error_message: None,
+        response_id: None,
+    };
+    let fail = |mut msg: AssistantMessage, text: String| {
+        msg.stop_reason = StopReason::Error;
+        msg.error_message = Some(text);
+        Ok(msg)
+    };
+    let mut current: Option<Current> = None;
+    let mut completed = false;
+    while let Some(ev) = stream.next_event().await? {
+        if ev.data.trim() == "[DONE]" {
+            break;
+        }
+        let data: Value = match serde_json::from_str(&ev.data) {
+            Ok(v) => v,
+            Err(_) if ev.event.as_deref() == Some("error") => return fail(msg, ev.data),
+            Err(e) => {
+                return Err(ProviderError::Protocol {
+                    message: format!("OpenAI sent an unparsable event ({e}): {}", ev.data),
+                });
+            }
+        };
+        let kind = data["type"]
+            .as_str()
+            .or(ev.event.as_deref())
+            .unwrap_or("")
+            .to_owned();
+        match kind.as_str() {
+            "response.created" => {
+                if let Some(id) = data["response"]["id"].as_str() {
+                    msg.response_id = Some(id.to_owned());
+                }
+            }
+            "response.output_item.added" => {
+                let item = data["item"].clone();
+                let block = match str_of(&item, "type") {
+                    "reasoning" => AssistantBlock::Thinking {
+                        thinking: String::new(),
+                        signature: None,
+                        redacted: false,
+                    },
+                    "message" => AssistantBlock::Text {
+                        text: String::new(),
+                        signature: None,
+                    },
+                    "function_call" => AssistantBlock::ToolCall(ToolCall {
+                        id: format!("{}|{}", str_of(&item, "call_id"), str_of(&item, "id")),
+                        name: str_of(&item, "name").to_owned(),
+                        arguments: json!({}),
+                    }),
+                    _ => continue,
+                };
+                msg.content.push(block);
+                current = Some(Current {
+                    partial_json: str_of(&item, "arguments").to_owned(),
+                    item,
+                    pos: msg.content.len() - 1,
+                });
+            }
+            "response.reasoning_summary_part.added" => {
+                if let Some(cur) = current.as_mut().filter(|c| c.item["type"] == "reasoning") {
+                    if !cur.item["summary"].is_array() {
+                        cur.item["summary"] = json!([]);
+                    }
+                    if let Some(parts) = cur.item["summary"].as_array_mut() {
+                        parts.push(data["part"].clone());
+                    }
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_summary_part.done" => {
+                let delta = if kind == "response.reasoning_summary_part.done" {
+                    "\n\n"
+                } else {
+                    str_of(&data, "delta")
+                };
+                if let Some(cur) = current.as_mut().filter(|c| c.item["type"] == "reasoning") {
+                    let Some(last) = cur.item["summary"]
+                        .as_array_mut()
+                        .and_then(|p| p.last_mut())
+                    else {
+                        continue;
+                    };
+                    let text = format!("{}{delta}", str_of(last, "text"));
+                    last["text"] = json!(text);
+                    if let AssistantBlock::Thinking { thinking, .. } = &mut msg.content[cur.pos] {
+                        thinking.push_str(delta);
+                    }
+                }
+            }
+            "response.reasoning_text.delta" => {
+                if let Some(cur) = current.as_ref().filter(|c| c.item["type"] == "reasoning") {
+                    if let AssistantBlock::Thinking { thinking, .. } = &mut msg.content[cur.pos] {
+                        thinking.push_str(str_of(&data, "delta"));
+                    }
+                }
+            }
+            "response.content_part.added" => {
+                if let Some(cur) = current.as_mut().filter(|c| c.item["type"] == "message") {
+                    if matches!(str_of(&data["part"], "type"), "output_text" | "refusal") {
+                        if !cur.item["content"].is_array() {
+                            cur.item["content"] = json!([]);
+                        }
+                        if let Some(parts) = cur.item["content"].as_array_mut() {
+                            parts.push(data["part"].clone());
+                        }
+                    }
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let (part_type, field) = if kind == "response.output_text.delta" {
+                    ("output_text", "text")
+                } else {
+                    ("refusal", "refusal")
+                };
+                if let Some(cur) = current.as_mut().filter(|c| c.item["type"] == "message") {
+                    let Some(last) = cur.item["content"]
+                        .as_array_mut()
+                        .and_then(|p| p.last_mut())
+                        .filter(|p| p["type"] == part_type)
+                    else {
+                        continue;
+                    };
+                    let delta = str_of(&data, "delta");
+                    let text = format!("{}{delta}", str_of(last, field));
+                    last[field] = json!(text);
+                    if let AssistantBlock::Text { text, .. } = &mut msg.content[cur.pos] {
+                        text.push_str(delta);
+                    }
+                }
+            }
+            "response.function_call_arguments.delta" | "response.function_call_arguments.done" => {
+                if let Some(cur) = current
+                    .as_mut()
+                    .filter(|c| c.item["type"] == "function_call")
+                {
+                    if kind.ends_with(".delta") {
+                        cur.partial_json.push_str(str_of(&data, "delta"));
+                    } else {
+                        cur.partial_json = str_of(&data, "arguments").to_owned();
+                    }
+                    if let AssistantBlock::ToolCall(call) = &mut msg.content[cur.pos] {
+                        call.arguments = parse_streaming_json(&cur.partial_json);
+                    }
+                }
+            }
+            "response.output_item.done" => {
+                let item = &data["item"];
+                let Some(cur) = current.take() else { continue };
+                match (str_of(item, "type"), &mut msg.content[cur.pos]) {
+                    (
+                        "reasoning",
+                        AssistantBlock::Thinking {
+                            thinking,
+                            signature,
+                            ..
+                        },
+                    ) => {
+                        let parts = item["summary"].as_array().cloned().unwrap_or_default();
+                        let texts: Vec<&str> = parts.iter().map(|p| str_of(p, "text")).collect();
+                        *thinking = texts.join("\n\n");
+                        if !parts.is_empty() {
+                            *signature = Some(item.to_string());
+                        }
+                    }
+                    ("message", AssistantBlock::Text { text, signature }) => {
+                        let parts = item["content"].as_array().cloned().unwrap_or_default();
+                        *text = parts
+                            .iter()
+                            .map(|p| {
+                                if p["type"] == "output_text" {
+                                    str_of(p, "text")
+                                } else {
+                                    str_of(p, "refusal")
+                                }
+                            })
+                            .collect();
+                        let mut sig = Map::new();
+                        sig.insert("v".into(), json!(1));
+                        sig.insert("id".into(), json!(str_of(item, "id")));
+                        if let Some(phase) = item["phase"].as_str() {
+                            sig.insert("phase".into(), json!(phase));
+                        }
+                        *signature = Some(Value::Object(sig).to_string());
+                    }
+                    ("function_call", AssistantBlock::ToolCall(call)) => {
+                        call.arguments = if cur.partial_json.is_empty() {
+                            let args = item["arguments"].as_str().filter(|a| !a.is_empty());
+                            parse_streaming_json(args.unwrap_or("{}"))
+                        } else {
+                            parse_streaming_json(&cur.partial_json)
+                        };
+                        call.id = format!("{}|{}", str_of(item, "call_id"), str_of(item, "id"));
+                        call.name = str_of(item, "name").to_owned();
+                    }
+                    _ => {}
+                }
+            }
+            // OpenAI ends a reply cut by `max_output_tokens` with `response.incomplete`; Pi
+            // reads only `response.completed` (and would call such a reply a stop), we read both.
+            "response.completed" | "response.incomplete" => {
+                let response = &data["response"];
+                if response["usage"].is_object() {
+                    msg.usage = parse_usage(&response["usage"]);
+                }
+                msg.stop_reason = map_status(response["status"].as_str())?;
+                if msg.stop_reason == StopReason::Stop && msg.tool_calls().next().is_some() {
+                    msg.stop_reason = StopReason::ToolUse;
+                }
+                completed = true;
+                break;
+            }
+            "error" => {
+                let code = match &data["code"] {
+                    Value::Null => "undefined".to_owned(),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let message = match &data["message"] {
+                    Value::Null => "undefined".to_owned(),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                return fail(msg, format!("Error Code {code}: {message}"));
+            }
+            "response.failed" => {
+                let response = &data["response"];
+                let error = &response["error"];
+                let reason = response["incomplete_details"]["reason"].as_str();
+                let text = if error.is_object() {
+                    let part = |k: &str, default: &str| {
+                        error[k]
+                            .as_str()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or(default)
+                            .to_owned()
+                    };
+                    format!(
+                        "{}: {}",
+                        part("code", "unknown"),
+                        part("message", "no message")
+                    )
+                } else if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+                    format!("incomplete: {reason}")
+                } else {
+                    "Unknown error (no error details in response)".to_owned()
+                };
+                return fail(msg, text);
+            }
+            _ => {}
+        }
+    }
+    if !completed {
+        return Err(ProviderError::StreamCut {
+            message: "OpenAI Responses stream ended before response.completed".into(),
+        });
+    }
+    if msg.stop_reason == StopReason::Error {
+        msg.error_message = Some("An unknown error occurred".into());
+    }
+    Ok(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::ToolResultMessage;
+    use crate::providers::ApiKind;
+    use crate::providers::sse::{SseEvent, encode};
+
+    fn spec() -> ModelSpec {
+        ModelSpec {
+            provider: "openai".into(),
+            api: ApiKind::OpenaiResponses,
+            model: "gpt-resp-test".into(),
+            base_url: "http://127.0.0.1:1/v1".into(),
+            api_key: Some("k".into()),
+            headers: vec![],
+        }
+    }
+
+    fn stream(events: &[Value]) -> SseStream {
+        let evs: Vec<SseEvent> = events
+            .iter()
+            .map(|d| SseEvent::named(d["type"].as_str().unwrap(), d.to_string()))
+            .collect();
+        SseStream::new(
+            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
+            Duration::from_secs(5),
+        )
+    }
+
+    #[tokio::test]
+    async fn reads_reasoning_text_and_calls() {
+        let reasoning = json!({"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Think."}],"encrypted_content":"enc"});
+        let s = stream(&[
+            json!({"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}),
+            json!({"type":"response.output_item.added","item":{"type":"reasoning","id":"rs_1","summary":[]}}),
+            json!({"type":"response.reasoning_summary_part.added","part":{"type":"summary_text","text":""}}),
+            json!({"type":"response.reasoning_summary_text.delta","delta":"Thi"}),
+            json!({"type":"response.reasoning_summary_text.delta","delta":"nk."}),
+            json!({"type":"response.reasoning_summary_part.done","part":{"type":"summary_text","text":"Think."}}),
+            json!({"type":"response.output_item.done","item":reasoning}),
+            json!({"type":"response.output_item.added","item":{"type":"message","id":"msg_1","role":"assistant","content":[]}}),
+            json!({"type":"response.content_part.added","part":{"type":"output_text","text":""}}),
+            json!({"type":"response.output_text.delta","delta":"Read"}),
+            json!({"type":"response.output_text.delta","delta":"ing."}),
+            json!({"type":"response.output_item.done","item":{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"Reading."}]}}),
+            json!({"type":"response.output_item.added","item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":""}}),
+            json!({"type":"response.function_call_arguments.delta","delta":"{\"path\":"}),
+            json!({"type":"response.function_call_arguments.delta","delta":"\"a.txt\"}"}),
+            json!({"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{\"path\":\"a.txt\"}"}}),
+            json!({"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":20},"output_tokens":42,"total_tokens":142}}}),
+        ]);
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(
+            m.content,
+            vec![
+                AssistantBlock::Thinking {
+                    thinking: "Think.".into(),
+                    signature: Some(reasoning.to_string()),
+                    redacted: false
+                },
+                AssistantBlock::Text {
+                    text: "Reading.".into(),
+                    signature: Some("{\"v\":1,\"id\":\"msg_1\"}".into())
+                },
+                AssistantBlock::ToolCall(ToolCall {
+                    id: "call_1|fc_1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path":"a.txt"})
+                }),
+            ]
+        );
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        assert_eq!(m.response_id.as_deref(), Some("resp_1"));
+        assert_eq!(
+            m.usage,
+            Usage {
+                input: 80,
+                output: 42,
+                cache_read: 20,
+                cache_write: 0,
+                total_tokens: 142
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_failures_and_early_ends() {
+        let s = stream(&[
+            json!({"type":"response.created","response":{"id":"r"}}),
+            json!({"type":"error","code":"server_error","message":"boom"}),
+        ]);
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("Error Code server_error: boom")
+        );
+        for (response, text) in [
+            (
+                json!({"error":{"code":"rate_limit_exceeded","message":"slow"}}),
+                "rate_limit_exceeded: slow",
+            ),
+            (
+                json!({"incomplete_details":{"reason":"max_output_tokens"}}),
+                "incomplete: max_output_tokens",
+            ),
+            (json!({}), "Unknown error (no error details in response)"),
+        ] {
+            let s = stream(&[json!({"type":"response.failed","response":response})]);
+            let m = read_stream(&spec(), s).await.unwrap();
+            assert_eq!(m.error_message.as_deref(), Some(text));
+        }
+        let s = stream(&[json!({"type":"response.completed","response":{"status":"cancelled"}})]);
+        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(m.stop_reason, StopReason::Error);
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("An unknown error occurred")
+        );
+        for kind in ["response.completed", "response.incomplete"] {
+            let s = stream(&[json!({"type":kind,"response":{"status":"incomplete"}})]);
+            assert_eq!(
+                read_stream(&spec(), s).await.unwrap().stop_reason,
+                StopReason::Length
+            );
+        }
+        let s = stream(&[json!({"type":"response.created","response":{"id":"r"}})]);
+        assert!(matches!(
+            read_stream(&spec(), s).await.unwrap_err(),
+            ProviderError::StreamCut { .. }
+        ));
+    }
+
+    #[test]
+    fn replays_ids_signatures_and_reasoning_items() {
+        let reasoning = json!({"type":"reasoning","id":"rs_1","summary":[]});
+        let am = AssistantMessage {
+            content: vec![
+                AssistantBlock::Thinking {
+                    thinking: "t".into(),
+                    signature: Some(reasoning.to_string()),
+                    redacted: false,
+                },
+                AssistantBlock::Text {
+                    text: "x".into(),
+                    signature: Some(format!("{{\"v\":1,\"id\":\"{}\"}}", "m".repeat(70))),
+                },
+                AssistantBlock::ToolCall(ToolCall {
+                    id: "call_1|fc_1".into(),
+                    name: "ls".into(),
+                    arguments: json!({}),
+                }),
+            ],
+            api: "openai-responses".into(),
+            provider: "openai".into(),
+            model: "gpt-resp-test".into(),
+            usage: Usage::default(),
+            stop_reason: StopReason::ToolUse,
+            error_message: None,
+            response_id: None,
+        };
+        let ctx = Context {
+            system_prompt: Some("sys".into()),
+            messages: vec![
+                Message::Assistant(am),
+                Message::ToolResult(ToolResultMessage {
+                    tool_call_id: "call_1|fc_1".into(),
+                    tool_name: "ls".into(),
+                    content: vec![],
+                    is_error: true,
+                }),
+            ],
+            tools: vec![],
+        };
+        let input = convert_input(&spec(), &ctx, true);
+        assert_eq!(
+            Value::Array(input),
+            json!([
+                {"role": "developer", "content": "sys"},
+                reasoning,
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x", "annotations": []}],
+                 "status": "completed", "id": format!("msg_{}", short_hash(&"m".repeat(70)))},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "call_1", "output": "(see attached image)"},
+            ])
+        );
+    }
+
+    #[test]
+    fn reasoning_settings_follow_the_level() {
+        let ctx = Context {
+            system_prompt: None,
+            messages: vec![],
+            tools: vec![],
+        };
+        let mut options = RequestOptions::default();
+        let body = build_body(&spec(), &ctx, &options);
+        assert!(body.get("reasoning").is_none() && body.get("include").is_none());
+        options.thinking = Some(ThinkingLevel::High);
+        let body = build_body(&spec(), &ctx, &options);
+        assert_eq!(
+            body["reasoning"],
+            json!({"effort": "high", "summary": "auto"})
+        );
+        assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+        options.thinking = Some(ThinkingLevel::Off);
+        let body = build_body(&spec(), &ctx, &options);
+        assert_eq!(body["reasoning"], json!({"effort": "none"}));
+        assert!(body.get("include").is_none());
+    }
+}
