@@ -173,6 +173,56 @@ pub fn unified_diff(recorded: &Value, now: &Value) -> String {
         .context_radius(DIFF_CONTEXT)
         .header("recorded", "now")
         .to_string();
+    cap_lines(text)
+}
+
+/// The first pair of values (in document order) that differ, descending into objects and arrays
+/// as [`first_difference`] does; `None` if equal.
+fn first_differing_values<'a>(a: &'a Value, b: &'a Value) -> Option<(&'a Value, &'a Value)> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+            for (k, va) in x {
+                let vb = y.get(k)?;
+                if let Some(d) = first_differing_values(va, vb) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .find_map(|(va, vb)| first_differing_values(va, vb)),
+        _ if a == b => None,
+        _ => Some((a, b)),
+    }
+}
+
+/// The diff shown for a divergence. When the first difference is inside a multi-line string
+/// (a tool result, a system prompt), its lines are diffed as text, which reads like the change
+/// to the file or output that caused it; otherwise the two whole requests are diffed as JSON.
+pub fn divergence_diff(recorded: &Value, now: &Value, what: &str) -> String {
+    if let Some((Value::String(a), Value::String(b))) = first_differing_values(recorded, now) {
+        if a.contains('\n') || b.contains('\n') {
+            let mut a = a.clone();
+            let mut b = b.clone();
+            for s in [&mut a, &mut b] {
+                if !s.ends_with('\n') {
+                    s.push('\n');
+                }
+            }
+            let text = similar::TextDiff::from_lines(&a, &b)
+                .unified_diff()
+                .context_radius(DIFF_CONTEXT)
+                .header(&format!("recorded {what}"), &format!("now {what}"))
+                .to_string();
+            return cap_lines(text);
+        }
+    }
+    unified_diff(recorded, now)
+}
+
+fn cap_lines(text: String) -> String {
     let lines: Vec<&str> = text.lines().collect();
     if lines.len() <= DIFF_MAX_LINES {
         return text;
@@ -195,6 +245,21 @@ fn pretty(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_changed_multi_line_string_is_diffed_as_text() {
+        let old = json!({"messages": [{"content": "a\nb\nc\n"}], "model": "m"});
+        let new = json!({"messages": [{"content": "a\nB\nc\n"}], "model": "m"});
+        let what = first_difference(&old, &new, "").unwrap();
+        let diff = divergence_diff(&old, &new, what.trim_start_matches('.'));
+        assert!(diff.contains("--- recorded messages[0].content"), "{diff}");
+        assert!(diff.contains("\n-b\n+B\n"), "{diff}");
+        // A one-line value falls back to the JSON diff of the requests.
+        let old = json!({"model": "m1"});
+        let new = json!({"model": "m2"});
+        let diff = divergence_diff(&old, &new, "model");
+        assert!(diff.contains("-  \"model\": \"m1\""), "{diff}");
+    }
 
     #[test]
     fn replace_path_respects_segment_boundaries() {

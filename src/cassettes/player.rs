@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::compare::{
-    NormalizeRule, apply_rules, first_difference, map_strings, replace_path, unified_diff,
+    NormalizeRule, apply_rules, divergence_diff, first_difference, map_strings, replace_path,
 };
 use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
@@ -237,11 +237,12 @@ impl Shared {
             true,
         );
         let what = first_difference(&old, &new, "")?;
+        let what = what.trim_start_matches('.').to_owned();
         Some(Divergence {
             interaction: index,
             total,
-            what: what.trim_start_matches('.').to_owned(),
-            diff: unified_diff(&old, &new),
+            diff: divergence_diff(&old, &new, &what),
+            what,
         })
     }
 

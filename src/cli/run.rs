@@ -13,7 +13,7 @@ use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::config::HarnessConfig;
 use crate::reports;
 use crate::runner::{self, Reporter, RunOptions, RunnerEvent};
-use crate::scoring::Outcome;
+use crate::scoring::{Outcome, RunRecord};
 use crate::tasks;
 
 use super::exit;
@@ -338,6 +338,9 @@ impl Reporter for TerminalProgress {
                     record.checks_passed,
                     record.checks_total
                 );
+                if record.outcome != Outcome::Passed {
+                    eprint!("{}", explain(record));
+                }
             }
             RunnerEvent::CassetteWritten { path, .. } => {
                 eprintln!("   cassette written: {}", path.display());
@@ -348,6 +351,29 @@ impl Reporter for TerminalProgress {
             _ => {}
         }
     }
+}
+
+/// Why a run did not pass, indented under its progress line: the reason, then the detail (the
+/// divergence diff, the provider error, the hint), at most 40 lines.
+fn explain(record: &RunRecord) -> String {
+    const MAX_LINES: usize = 40;
+    let mut out = format!("      {}\n", record.reason);
+    if let Some(detail) = &record.detail {
+        let lines: Vec<&str> = detail
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !record.reason.ends_with(l.trim()))
+            .collect();
+        for line in lines.iter().take(MAX_LINES) {
+            out.push_str(&format!("      {line}\n"));
+        }
+        if lines.len() > MAX_LINES {
+            out.push_str(&format!(
+                "      ... {} more lines in the run's report\n",
+                lines.len() - MAX_LINES
+            ));
+        }
+    }
+    out
 }
 
 /// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.

@@ -373,16 +373,16 @@ async fn changed_request_diverges_with_index_path_and_diff() {
     assert_eq!(d.interaction, 1);
     assert_eq!(d.total, 3);
     assert_eq!(d.what, "body.messages[1].content[0].content");
-    assert!(d.diff.contains("--- recorded\n+++ now\n"), "{}", d.diff);
+    // The changed tool output is diffed as text, line by line, with the workspace placeholder.
     assert!(
         d.diff
-            .contains("-            \"content\": \"$ ls /workspace\\nsrc\\nCargo.toml\\n\","),
+            .contains("--- recorded body.messages[1].content[0].content\n"),
         "{}",
         d.diff
     );
+    assert!(d.diff.contains("\n $ ls /workspace\n"), "{}", d.diff);
     assert!(
-        d.diff
-            .contains("+            \"content\": \"$ ls /workspace\\nsrc\\nCargo.lock\\n\","),
+        d.diff.contains("\n-Cargo.toml\n+Cargo.lock\n"),
         "{}",
         d.diff
     );
