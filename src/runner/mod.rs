@@ -167,8 +167,10 @@ pub async fn execute(
         let reporter = reporter.clone();
         let state = state.clone();
         let fallback = run.clone();
+        // Taking the place here, before spawning, starts the runs in plan order.
+        let permit = semaphore.acquire_owned().await.expect("semaphore closed");
         let handle = tokio::spawn(async move {
-            let _permit = semaphore.acquire_owned().await.expect("semaphore closed");
+            let _permit = permit;
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {

@@ -359,7 +359,7 @@ fn max_cost_stops_starting_runs_once_the_budget_is_spent() {
     let root = project.path();
     std::fs::write(
         root.join("tasks/harness.yaml"),
-        "providers:\n  anthropic:\n    models:\n      scripted-claude: {price: {input: 1000, output: 1000}}\n  openai:\n    models:\n      scripted-gpt: {price: {input: 1000, output: 1000}}\n",
+        "providers:\n  anthropic:\n    models:\n      scripted-claude: {price: {input: 1000, output: 1000}}\n  openai:\n    models:\n      scripted-gpt: {price: {input: 1000, output: 1000}}\n  openai-responses:\n    models:\n      scripted-gpt: {price: {input: 1000, output: 1000}}\n  google:\n    models:\n      scripted-gemini: {price: {input: 1000, output: 1000}}\n",
     )
     .unwrap();
     let (code, stdout, stderr) =
