@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{
-    AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage, Usage, UserContent,
+    AssistantBlock, AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage,
+    Usage, UserContent,
 };
 use crate::providers::{Provider, ProviderError, RequestOptions};
 use crate::tools::{ToolContext, ToolResult, ToolSet};
@@ -205,6 +206,15 @@ impl Agent {
                 message: Box::new(reply.clone()),
                 elapsed,
             });
+            let mut reply = reply;
+            // Pi's edit `prepareArguments` rewrites the stored message (edits sent as a JSON
+            // string become an array), so later requests replay the rewritten arguments.
+            for block in &mut reply.content {
+                if let AssistantBlock::ToolCall(call) = block {
+                    self.tools
+                        .rewrite_history_arguments(&call.name, &mut call.arguments);
+                }
+            }
             let failed = matches!(reply.stop_reason, StopReason::Error | StopReason::Aborted);
             let error_message = reply.error_message.clone();
             let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();

@@ -322,3 +322,33 @@ async fn the_wall_time_limit_kills_a_hanging_command() {
         vec![("c1".into(), true, "Command aborted".into())]
     );
 }
+
+#[tokio::test]
+async fn edits_sent_as_a_json_string_are_replayed_as_an_array_as_pi_rewrites_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "one\ntwo\n").unwrap();
+    let edits = r#"[{"oldText":"two","newText":"TWO"}]"#;
+    let (agent, queue) = make_agent(
+        vec![
+            reply(
+                vec![call("c1", "edit", json!({"path": "f.txt", "edits": edits}))],
+                StopReason::ToolUse,
+            ),
+            reply(vec![text("ok")], StopReason::Stop),
+        ],
+        Limits::default(),
+    );
+    let run = agent
+        .run("go", &ToolContext::new(dir.path()), &no_events())
+        .await;
+    assert!(!results(&run)[0].1, "{:?}", results(&run));
+    let seen = queue.seen.lock().unwrap();
+    let Message::Assistant(replayed) = &seen[1].messages[1] else {
+        panic!("the reply is replayed second");
+    };
+    let call = replayed.tool_calls().next().unwrap();
+    assert_eq!(
+        call.arguments["edits"],
+        json!([{"oldText": "two", "newText": "TWO"}])
+    );
+}

@@ -133,6 +133,11 @@ pub trait Tool: Send + Sync {
         args
     }
 
+    /// The part of `prepareArguments` that Pi applies to the stored assistant message itself
+    /// (it mutates the call's arguments in place), so that later requests replay the rewritten
+    /// arguments. Only `edit` has one: `edits` sent as a JSON string becomes the parsed array.
+    fn rewrite_history_arguments(&self, _args: &mut Value) {}
+
     /// Runs the call with validated, coerced arguments.
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }

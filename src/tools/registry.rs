@@ -164,6 +164,14 @@ impl ToolSet {
         self.tools.iter().find(|t| t.definition().name == name)
     }
 
+    /// Rewrites a call's arguments the way Pi's `prepareArguments` rewrites the stored assistant
+    /// message (see [`Tool::rewrite_history_arguments`]); unknown tools are left alone.
+    pub fn rewrite_history_arguments(&self, name: &str, args: &mut Value) {
+        if let Some(tool) = self.get(name) {
+            tool.rewrite_history_arguments(args);
+        }
+    }
+
     /// Runs one call as Pi's loop does: unknown tool, prepare, validate, execute; never panics
     /// on bad input, errors come back as results.
     ///

@@ -56,18 +56,25 @@ impl Default for EditTool {
     }
 }
 
-/// Pi's `prepareEditArguments`: `edits` sent as a JSON string is parsed (replaced in place when
-/// it is an array), and the legacy top-level `oldText`/`newText` pair is appended to `edits`.
-pub fn prepare_edit_arguments(args: Value) -> Value {
-    let Value::Object(mut map) = args else {
-        return args;
-    };
-    if let Some(Value::String(text)) = map.get("edits")
+/// The in-place part of Pi's `prepareEditArguments`: `edits` sent as a JSON string that parses
+/// to an array replaces the string (in the stored assistant message too, as Pi mutates it).
+pub fn parse_string_edits(args: &mut Value) {
+    if let Value::Object(map) = args
+        && let Some(Value::String(text)) = map.get("edits")
         && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(text)
     {
         // An existing key keeps its position, as a JS property assignment does.
         map.insert("edits".to_owned(), parsed);
     }
+}
+
+/// Pi's `prepareEditArguments`: `edits` sent as a JSON string is parsed (replaced in place when
+/// it is an array), and the legacy top-level `oldText`/`newText` pair is appended to `edits`.
+pub fn prepare_edit_arguments(mut args: Value) -> Value {
+    parse_string_edits(&mut args);
+    let Value::Object(mut map) = args else {
+        return args;
+    };
     let legacy = matches!(
         (map.get("oldText"), map.get("newText")),
         (Some(Value::String(_)), Some(Value::String(_)))
@@ -97,6 +104,10 @@ impl Tool for EditTool {
 
     fn prepare_arguments(&self, args: Value) -> Value {
         prepare_edit_arguments(args)
+    }
+
+    fn rewrite_history_arguments(&self, args: &mut Value) {
+        parse_string_edits(args);
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
