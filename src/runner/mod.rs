@@ -284,6 +284,47 @@ fn builtin_rules() -> Vec<NormalizeRule> {
     ]
 }
 
+/// The transport of one run: a cassette player, a recorder over the live transport, or the live
+/// transport alone. An error comes with its error kind for the record.
+fn open_transport(
+    plan: CassettePlan,
+    run: &PlannedRun,
+    workspace: &Path,
+    api_key: &Option<String>,
+) -> Result<RunTransport, (&'static str, String)> {
+    if plan == CassettePlan::Replay {
+        if !run.cassette.exists() {
+            let missing = crate::cassettes::CassetteError::missing(
+                &run.cassette,
+                &run.task.id,
+                &run.model.provider,
+                &run.model.model,
+            );
+            return Err(("cassette", missing.to_string()));
+        }
+        let mut rules = builtin_rules();
+        for rule in &run.task.normalize {
+            let rule = NormalizeRule::new(&rule.pattern, rule.replacement.clone())
+                .map_err(|e| ("setup", format!("bad normalize rule: {e}")))?;
+            rules.push(rule);
+        }
+        let player = Player::load(&run.cassette, rules, workspace)
+            .map_err(|e| ("cassette", e.to_string()))?;
+        return Ok(RunTransport::Replay(player));
+    }
+    let live: Arc<dyn Transport> =
+        Arc::new(LiveTransport::new().map_err(|e| ("setup", e.to_string()))?);
+    Ok(if plan == CassettePlan::Record {
+        RunTransport::Record(Arc::new(Recorder::new(
+            live,
+            workspace.to_path_buf(),
+            api_key.iter().cloned().collect(),
+        )))
+    } else {
+        RunTransport::Live(live)
+    })
+}
+
 async fn run_one(
     index: usize,
     run: &PlannedRun,
@@ -322,35 +363,9 @@ async fn run_one(
         Ok(ws) => ws,
         Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
     };
-    let transport = match plan {
-        CassettePlan::Replay => {
-            let mut rules = builtin_rules();
-            for rule in &task.normalize {
-                match NormalizeRule::new(&rule.pattern, rule.replacement.clone()) {
-                    Ok(rule) => rules.push(rule),
-                    Err(e) => return errored(run, "setup", format!("bad normalize rule: {e}")),
-                }
-            }
-            match Player::load(&run.cassette, rules, workspace.path()) {
-                Ok(player) => RunTransport::Replay(player),
-                Err(e) => return errored(run, "cassette", e.to_string()),
-            }
-        }
-        CassettePlan::Record | CassettePlan::Live => {
-            let live: Arc<dyn Transport> = match LiveTransport::new() {
-                Ok(t) => Arc::new(t),
-                Err(e) => return errored(run, "setup", e.to_string()),
-            };
-            if plan == CassettePlan::Record {
-                RunTransport::Record(Arc::new(Recorder::new(
-                    live,
-                    workspace.path().to_path_buf(),
-                    spec.api_key.iter().cloned().collect(),
-                )))
-            } else {
-                RunTransport::Live(live)
-            }
-        }
+    let transport = match open_transport(plan, run, workspace.path(), &spec.api_key) {
+        Ok(transport) => transport,
+        Err((kind, reason)) => return errored(run, kind, reason),
     };
     let api = spec.api;
     let settings = ProviderSettings {
@@ -474,23 +489,21 @@ async fn run_one(
             "pi",
             strategy.name(),
         );
-        match &agent_run.stop {
-            StopCause::Completed | StopCause::Limit(_) => {
-                match recorder.finish(header, &run.cassette) {
-                    Ok(path) => reporter.event(&RunnerEvent::CassetteWritten { index, path }),
-                    Err(e) => reporter.event(&RunnerEvent::CassetteNotWritten {
-                        index,
-                        reason: e.to_string(),
-                    }),
-                }
+        let written = match &agent_run.stop {
+            StopCause::Completed | StopCause::Limit(_) => recorder
+                .finish(header, &run.cassette)
+                .map_err(|e| e.to_string()),
+            stop => Err(format!(
+                "the run ended with {}, so its cassette was not written",
+                scoring::stop_label(stop)
+            )),
+        };
+        match written {
+            Ok(path) => reporter.event(&RunnerEvent::CassetteWritten { index, path }),
+            Err(reason) => {
+                add_note(&mut record, format!("cassette not written: {reason}"));
+                reporter.event(&RunnerEvent::CassetteNotWritten { index, reason });
             }
-            stop => reporter.event(&RunnerEvent::CassetteNotWritten {
-                index,
-                reason: format!(
-                    "the run ended with {}, so its cassette was not written",
-                    scoring::stop_label(stop)
-                ),
-            }),
         }
     }
     if options.keep_workspaces {

@@ -409,3 +409,101 @@ fn rerun_errors_runs_only_the_runs_that_errored() {
         "{rerun}"
     );
 }
+
+/// A model that makes the agent print a key-shaped string: the recording refuses to write the
+/// cassette, says so in the record, and never prints the secret itself.
+#[tokio::test]
+async fn a_secret_in_the_traffic_refuses_the_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    testkit::write_trivial_task(&suite).unwrap();
+    let task = load(&suite, testkit::TRIVIAL_TASK_ID);
+    let leaked = format!("sk-ant-api03-{}", "Q".repeat(40));
+    let script = testkit::parse_script(
+        &format!(
+            "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'echo {leaked}'}}\n  - text: done\n"
+        ),
+        "secret.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let cassettes_dir = dir.path().join("cassettes");
+    let mut opts = options(
+        &cassettes_dir,
+        &dir.path().join("reports"),
+        CassetteMode::Record,
+    );
+    opts.models = vec![selector(ApiKind::AnthropicMessages)];
+    opts.base_url = Some(server.base_url());
+    let planned = runner::plan_runs(&[task], &opts).unwrap();
+    let record = runner::execute(planned, &opts, Arc::new(Silent))
+        .await
+        .remove(0);
+    assert_eq!(record.outcome, Outcome::Passed, "{}", record.reason);
+    let detail = record.detail.clone().unwrap_or_default();
+    assert!(detail.contains("cassette not written"), "{detail}");
+    assert!(
+        !detail.contains(&leaked),
+        "the secret itself is masked: {detail}"
+    );
+    let sel = selector(ApiKind::AnthropicMessages);
+    let path = cassettes::cassette_path(
+        &cassettes_dir,
+        testkit::TRIVIAL_TASK_ID,
+        &sel.provider,
+        &sel.model,
+    );
+    assert!(!path.exists(), "nothing was written");
+}
+
+/// `harness run --record` with a real key in its environment: the key goes to the provider in
+/// its header, never into the agent's commands, and never into the cassette.
+#[tokio::test]
+async fn the_provider_key_reaches_the_provider_but_not_commands_or_cassettes() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    testkit::write_trivial_task(&suite).unwrap();
+    let key = format!("sk-ant-api03-{}", "K".repeat(40));
+    let script = testkit::parse_script(
+        "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {command: 'echo key=${ANTHROPIC_API_KEY:-unset}; env | grep -c sk-ant || true'}\n  - text: done\n",
+        "env.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let root = dir.path().to_path_buf();
+    let base_url = server.base_url();
+    let key_for_child = key.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args([
+                "run",
+                "tasks",
+                "--record",
+                "--model",
+                "anthropic/scripted-claude",
+            ])
+            .args(["--base-url", &base_url])
+            .current_dir(&root)
+            .env("ANTHROPIC_API_KEY", key_for_child)
+            .env_remove("CI")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests[0].header("x-api-key"), Some(key.as_str()));
+    let tool_output = requests[1].body.to_string();
+    assert!(tool_output.contains("key=unset\\n0\\n"), "{tool_output}");
+    let cassette = std::fs::read_to_string(cassettes::cassette_path(
+        &dir.path().join("cassettes"),
+        testkit::TRIVIAL_TASK_ID,
+        "anthropic",
+        "scripted-claude",
+    ))
+    .unwrap();
+    assert!(!cassette.contains(&key));
+    assert!(!cassette.to_lowercase().contains("x-api-key"));
+}
