@@ -87,6 +87,20 @@ fn clap_error(err: clap::Error) -> ExitCode {
     }
 }
 
+/// Writes one line of data to stdout and flushes it; unlike `println!`, a closed pipe
+/// (`harness ... | head`) is an error to handle, not a panic.
+pub(crate) fn print_line(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
+    out.flush()
+}
+
+/// Writes data to stdout, ending quietly if the reader has gone (`| head`).
+pub(crate) fn print_data(text: &str) {
+    let _ = print_line(text);
+}
+
 /// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
 pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
     eprintln!("error: {message}");

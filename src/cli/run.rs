@@ -111,16 +111,16 @@ pub struct ValidateArgs {
 /// `harness validate`: check every task, report every problem, run nothing.
 pub fn validate(args: ValidateArgs) -> ExitCode {
     if args.schema {
-        println!("{}", tasks::task_schema());
+        super::print_data(tasks::task_schema());
         return ExitCode::SUCCESS;
     }
     match tasks::load_suite(&args.tasks) {
         Ok(suite) => {
-            println!(
+            super::print_data(&format!(
                 "{} tasks in {} are valid",
                 suite.tasks.len(),
                 args.tasks.display()
-            );
+            ));
             ExitCode::SUCCESS
         }
         Err(errors) => {
@@ -227,7 +227,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
 
     let written = reports::write_report(&report_dir, &records, &[]);
     let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
-    println!("{}", reports::render_terminal_summary(&records, colour));
+    super::print_data(&reports::render_terminal_summary(&records, colour));
     match written {
         Ok(paths) => eprintln!("reports written to {}", paths.dir.display()),
         Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),

@@ -2,7 +2,7 @@
 //! definitions). A thin shell over [`crate::tools::ToolSet::call`]: what a call prints is what the
 //! agent loop would get, as Pi's result shape `{"isError", "content", "details"}`.
 
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -111,7 +111,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     }
     let ctx = settings.context(&default_cwd);
     let result = runtime.block_on(tools.call(name, call_args, &ctx));
-    match print_line(&settings.render(result)) {
+    match super::print_line(&settings.render(result)) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the result: {e}")),
     }
@@ -133,7 +133,7 @@ pub fn list_tools(args: ToolsArgs) -> ExitCode {
         Err(e) => return usage_error(&e.to_string(), "run `harness tools --set all`"),
     };
     let defs = serde_json::to_string_pretty(&tools.definitions()).expect("definitions serialise");
-    match print_line(&defs) {
+    match super::print_line(&defs) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the definitions: {e}")),
     }
@@ -227,15 +227,9 @@ async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> 
                 }
             }
         };
-        if let Err(e) = print_line(&output) {
+        if let Err(e) = super::print_line(&output) {
             return internal_error(&format!("failed to write the result of line {number}: {e}"));
         }
     }
     ExitCode::from(exit::SUCCESS)
-}
-
-fn print_line(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")?;
-    out.flush()
 }
