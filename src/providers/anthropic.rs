@@ -13,7 +13,7 @@ use std::future::Future;
 use serde_json::{Map, Value, json};
 
 use super::sse::SseStream;
-use super::stream::{SseProvider, WireFormat, empty_reply, post};
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{normalize_id_anthropic, parse_streaming_json, transform_messages};
 use super::transport::HttpRequest;
 use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
@@ -436,15 +436,8 @@ pub async fn read_stream(
             _ => {}
         }
     }
-    if !stopped {
-        return Err(ProviderError::StreamCut {
-            message: "Anthropic stream ended before message_stop".into(),
-        });
-    }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    let cut = (!stopped).then_some("Anthropic stream ended before message_stop");
+    finish_reply(msg, cut)
 }
 
 #[cfg(test)]
@@ -452,20 +445,13 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
-    use bytes::Bytes;
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
     use std::sync::Arc;
-    use std::time::Duration;
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "anthropic".into(),
-            api: ApiKind::AnthropicMessages,
-            model: "claude-test".into(),
-            base_url: "http://127.0.0.1:1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::AnthropicMessages;
+        test_spec("anthropic", api, "claude-test", "http://127.0.0.1:1")
     }
 
     fn stream(events: &[(&str, Value)]) -> SseStream {
@@ -473,11 +459,7 @@ mod tests {
             .iter()
             .map(|(n, d)| SseEvent::named(*n, d.to_string()))
             .collect();
-        let bytes: Bytes = encode(&evs);
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(bytes)])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[tokio::test]

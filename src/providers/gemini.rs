@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Map, Value, json};
 
 use super::sse::SseStream;
-use super::stream::{SseProvider, WireFormat, empty_reply, post};
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{google_requires_tool_call_id, normalize_id_google, transform_messages};
 use super::transport::HttpRequest;
 use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
@@ -452,10 +452,7 @@ pub async fn read_stream(
             msg.usage = parse_usage(&chunk["usageMetadata"]);
         }
     }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    finish_reply(msg, None)
 }
 
 #[cfg(test)]
@@ -463,18 +460,12 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
-    use std::time::Duration;
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec(model: &str) -> ModelSpec {
-        ModelSpec {
-            provider: "google".into(),
-            api: ApiKind::GoogleGenerativeAi,
-            model: model.into(),
-            base_url: "http://127.0.0.1:1/v1beta".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::GoogleGenerativeAi;
+        test_spec("google", api, model, "http://127.0.0.1:1/v1beta")
     }
 
     fn stream(chunks: &[Value]) -> SseStream {
@@ -482,10 +473,7 @@ mod tests {
             .iter()
             .map(|c| SseEvent::data(c.to_string()))
             .collect();
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     fn parts(parts: Value) -> Value {

@@ -432,18 +432,12 @@ pub async fn read_stream(
 mod tests {
     use super::*;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
-    use std::time::Duration;
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "openai".into(),
-            api: ApiKind::OpenaiCompletions,
-            model: "gpt-test".into(),
-            base_url: "http://127.0.0.1:1/v1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::OpenaiCompletions;
+        test_spec("openai", api, "gpt-test", "http://127.0.0.1:1/v1")
     }
 
     fn stream(chunks: &[Value]) -> SseStream {
@@ -452,10 +446,7 @@ mod tests {
             .map(|c| SseEvent::data(c.to_string()))
             .collect();
         evs.push(SseEvent::data("[DONE]"));
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[test]
@@ -530,11 +521,7 @@ mod tests {
             ),
             SseEvent::named("error", "upstream went away"),
         ];
-        let s = SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        );
-        let m = read_stream(&spec(), s).await.unwrap();
+        let m = read_stream(&spec(), test_stream(&evs)).await.unwrap();
         assert_eq!(m.stop_reason, StopReason::Error);
         assert_eq!(m.error_message.as_deref(), Some("upstream went away"));
         assert_eq!(m.text(), "Hi");

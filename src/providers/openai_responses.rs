@@ -17,7 +17,7 @@ use std::future::Future;
 use serde_json::{Map, Value, json};
 
 use super::sse::SseStream;
-use super::stream::{SseProvider, WireFormat, empty_reply, post};
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{
     normalize_id_openai_responses, parse_streaming_json, short_hash, transform_messages_from,
 };
@@ -585,15 +585,8 @@ pub async fn read_stream(
             _ => {}
         }
     }
-    if !completed {
-        return Err(ProviderError::StreamCut {
-            message: "OpenAI Responses stream ended before response.completed".into(),
-        });
-    }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    let cut = (!completed).then_some("OpenAI Responses stream ended before response.completed");
+    finish_reply(msg, cut)
 }
 
 #[cfg(test)]
@@ -601,18 +594,12 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
-    use std::time::Duration;
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "openai".into(),
-            api: ApiKind::OpenaiResponses,
-            model: "gpt-resp-test".into(),
-            base_url: "http://127.0.0.1:1/v1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::OpenaiResponses;
+        test_spec("openai", api, "gpt-resp-test", "http://127.0.0.1:1/v1")
     }
 
     fn stream(events: &[Value]) -> SseStream {
@@ -620,10 +607,7 @@ mod tests {
             .iter()
             .map(|d| SseEvent::named(d["type"].as_str().unwrap(), d.to_string()))
             .collect();
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[tokio::test]

@@ -107,6 +107,24 @@ pub fn post(
     }
 }
 
+/// The end of a stream read: [`ProviderError::StreamCut`] with `cut` when the stream ended
+/// before the API's closing event, else the reply, a stop reason `error` given Pi's
+/// `"An unknown error occurred"`.
+pub fn finish_reply(
+    mut msg: AssistantMessage,
+    cut: Option<&str>,
+) -> Result<AssistantMessage, ProviderError> {
+    if let Some(message) = cut {
+        return Err(ProviderError::StreamCut {
+            message: message.to_owned(),
+        });
+    }
+    if msg.stop_reason == StopReason::Error {
+        msg.error_message = Some("An unknown error occurred".into());
+    }
+    Ok(msg)
+}
+
 /// The reply before any event: no content, zero usage, stop reason `stop`.
 pub fn empty_reply(spec: &ModelSpec) -> AssistantMessage {
     AssistantMessage {
@@ -119,4 +137,31 @@ pub fn empty_reply(spec: &ModelSpec) -> AssistantMessage {
         error_message: None,
         response_id: None,
     }
+}
+
+/// A spec for the providers' unit tests: key `k`, no extra headers.
+#[cfg(test)]
+pub(crate) fn test_spec(
+    provider: &str,
+    api: super::ApiKind,
+    model: &str,
+    base_url: &str,
+) -> ModelSpec {
+    ModelSpec {
+        provider: provider.into(),
+        api,
+        model: model.into(),
+        base_url: base_url.into(),
+        api_key: Some("k".into()),
+        headers: vec![],
+    }
+}
+
+/// `events` as one body chunk read with a 5 s idle timeout, for the providers' unit tests.
+#[cfg(test)]
+pub(crate) fn test_stream(events: &[sse::SseEvent]) -> SseStream {
+    SseStream::new(
+        Box::pin(futures::stream::iter(vec![Ok(sse::encode(events))])),
+        Duration::from_secs(5),
+    )
 }
