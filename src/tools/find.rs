@@ -18,6 +18,7 @@ use ignore::WalkBuilder;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
 use super::path::resolve_to_cwd;
 use super::truncate::js_number;
@@ -26,23 +27,9 @@ use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 /// Pi's default result limit.
 pub const DEFAULT_LIMIT: f64 = 1000.0;
 
-/// Pi's `find` tool.
-pub struct FindTool {
-    definition: ToolDefinition,
-}
-
-impl FindTool {
-    pub fn new() -> Self {
-        FindTool {
-            definition: super::definitions::pi_definition("find"),
-        }
-    }
-}
-
-impl Default for FindTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `find` tool.
+    pub struct FindTool = "find";
 }
 
 #[async_trait]
@@ -189,6 +176,7 @@ fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use tempfile::TempDir;
@@ -212,10 +200,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

@@ -22,6 +22,7 @@ use ignore::overrides::OverrideBuilder;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
 use super::path::resolve_to_cwd;
 use super::truncate::{GREP_MAX_LINE_LENGTH, js_number, truncate_line};
@@ -33,23 +34,9 @@ const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --mu
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
 
-/// Pi's `grep` tool.
-pub struct GrepTool {
-    definition: ToolDefinition,
-}
-
-impl GrepTool {
-    pub fn new() -> Self {
-        GrepTool {
-            definition: super::definitions::pi_definition("grep"),
-        }
-    }
-}
-
-impl Default for GrepTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `grep` tool.
+    pub struct GrepTool = "grep";
 }
 
 /// The validated arguments.
@@ -331,6 +318,7 @@ fn read_lines(path: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
     use crate::tools::truncate::MAX_SAFE_INTEGER;
     use pretty_assertions::assert_eq;
     use serde_json::json;
@@ -351,10 +339,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

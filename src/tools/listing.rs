@@ -86,6 +86,12 @@ impl Listing {
     }
 }
 
+/// The text of a listing tool's successful output, for the tools' unit tests.
+#[cfg(test)]
+pub(crate) fn first_text(out: Result<ToolOutput, super::ToolError>) -> String {
+    out.unwrap().content[0].as_text().unwrap().to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use icu_collator::options::CollatorOptions;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
 use super::path::{node_fs_error, resolve_to_cwd};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
@@ -18,23 +19,9 @@ use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 /// Pi's default entry limit.
 pub const DEFAULT_LIMIT: f64 = 500.0;
 
-/// Pi's `ls` tool.
-pub struct LsTool {
-    definition: ToolDefinition,
-}
-
-impl LsTool {
-    pub fn new() -> Self {
-        LsTool {
-            definition: super::definitions::pi_definition("ls"),
-        }
-    }
-}
-
-impl Default for LsTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `ls` tool.
+    pub struct LsTool = "ls";
 }
 
 #[async_trait]
@@ -116,6 +103,7 @@ fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
     use pretty_assertions::assert_eq;
     use serde_json::json;
     use tempfile::TempDir;
@@ -125,10 +113,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

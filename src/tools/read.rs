@@ -18,6 +18,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::path::{node_fs_error, resolve_read_path};
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
@@ -31,23 +32,9 @@ const MAX_IMAGE_BASE64_BYTES: usize = 4_718_592;
 /// `file-type` looks at this many bytes.
 const SNIFF_BYTES: usize = 4100;
 
-/// Pi's `read` tool.
-pub struct ReadTool {
-    definition: ToolDefinition,
-}
-
-impl ReadTool {
-    pub fn new() -> Self {
-        ReadTool {
-            definition: super::definitions::pi_definition("read"),
-        }
-    }
-}
-
-impl Default for ReadTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `read` tool.
+    pub struct ReadTool = "read";
 }
 
 #[async_trait]

@@ -8,27 +8,14 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::path::{node_fs_error, resolve_to_cwd};
 use super::truncate::utf16_len;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
-/// Pi's `write` tool.
-pub struct WriteTool {
-    definition: ToolDefinition,
-}
-
-impl WriteTool {
-    pub fn new() -> Self {
-        WriteTool {
-            definition: super::definitions::pi_definition("write"),
-        }
-    }
-}
-
-impl Default for WriteTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `write` tool.
+    pub struct WriteTool = "write";
 }
 
 #[async_trait]
