@@ -1,10 +1,12 @@
-//! A small incremental SSE parser and encoder used only to record and replay cassettes.
+//! The SSE event capture used to record and replay cassettes.
 //!
-//! The provider code has its own parser (`providers::sse`); this one exists so the cassette layer
-//! sees the stream exactly as bytes pass through the transport, without depending on how the
-//! providers consume it. It can be swapped for the providers' parser later: the only contract is
-//! "feed bytes, get [`RawEvent`]s, then [`SseCapture::finish`]". Must not depend on providers
-//! beyond the transport types.
+//! Lines are split by the providers' own splitter ([`sse::SseLines`]) and events written by
+//! [`sse::encode_fields`]; unlike the providers' [`sse::SseParser`], this keeps every event as
+//! received (its `id:` and `retry:` fields, and events without data), so a cassette holds the
+//! stream exactly as bytes passed through the transport. The contract: "feed bytes, get
+//! [`RawEvent`]s, then [`SseCapture::finish`]". Depends on `providers::sse` only.
+
+use crate::providers::sse::{self, SseLine, SseLines};
 
 /// One dispatched server-sent event, fields as received.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -19,12 +21,10 @@ pub struct RawEvent {
     pub retry: Option<String>,
 }
 
-/// Incremental line-based parser: bytes in, events out.
+/// Incremental parser: bytes in, events out (every field kept, as received).
 #[derive(Debug, Default)]
 pub struct SseCapture {
-    buf: Vec<u8>,
-    /// The previous chunk ended with `\r`: a following `\n` belongs to the same line break.
-    pending_cr: bool,
+    lines: SseLines,
     current: RawEvent,
     has_data: bool,
     has_fields: bool,
@@ -39,30 +39,17 @@ impl SseCapture {
     /// Feeds a chunk; returns the events it completed.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<RawEvent> {
         let mut out = Vec::new();
-        for &b in chunk {
-            if self.pending_cr {
-                self.pending_cr = false;
-                if b == b'\n' {
-                    continue;
-                }
-            }
-            match b {
-                b'\n' => self.end_line(&mut out),
-                b'\r' => {
-                    self.pending_cr = true;
-                    self.end_line(&mut out);
-                }
-                _ => self.buf.push(b),
-            }
+        for line in self.lines.feed(chunk) {
+            self.apply(line, &mut out);
         }
         out
     }
 
     /// The stream ended: an event still being built (no blank line after it) is returned too.
     pub fn finish(&mut self) -> Option<RawEvent> {
-        if !self.buf.is_empty() {
+        if let Some(line) = self.lines.finish() {
             let mut ignored = Vec::new();
-            self.end_line(&mut ignored);
+            self.apply(line, &mut ignored);
         }
         if self.has_fields {
             Some(self.take())
@@ -77,64 +64,44 @@ impl SseCapture {
         std::mem::take(&mut self.current)
     }
 
-    fn end_line(&mut self, out: &mut Vec<RawEvent>) {
-        let line = String::from_utf8_lossy(&self.buf).into_owned();
-        self.buf.clear();
-        if line.is_empty() {
-            if self.has_fields {
-                out.push(self.take());
+    fn apply(&mut self, line: SseLine, out: &mut Vec<RawEvent>) {
+        let (field, value) = match line {
+            SseLine::Blank => {
+                if self.has_fields {
+                    out.push(self.take());
+                }
+                return;
             }
-            return;
-        }
-        if line.starts_with(':') {
-            return; // a comment (keep-alive)
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line.as_str(), ""),
+            SseLine::Field { name, value } => (name, value),
         };
-        match field {
-            "event" => self.current.event = Some(value.to_owned()),
+        match field.as_str() {
+            "event" => self.current.event = Some(value),
             "data" => {
                 if self.has_data {
                     self.current.data.push('\n');
                 }
-                self.current.data.push_str(value);
+                self.current.data.push_str(&value);
                 self.has_data = true;
             }
-            "id" => self.current.id = Some(value.to_owned()),
-            "retry" => self.current.retry = Some(value.to_owned()),
+            "id" => self.current.id = Some(value),
+            "retry" => self.current.retry = Some(value),
             _ => return,
         }
         self.has_fields = true;
     }
 }
 
-/// Encodes one event as wire bytes: `event: X\ndata: ...\n\n` (one `data:` line per line of data).
+/// Encodes one event as wire bytes: `id:`, `event:` and `retry:` lines for the fields present,
+/// then one `data:` line per line of data and a blank line.
 pub fn encode(event: &RawEvent) -> String {
-    let mut s = String::new();
-    if let Some(id) = &event.id {
-        s.push_str("id: ");
-        s.push_str(id);
-        s.push('\n');
-    }
-    if let Some(name) = &event.event {
-        s.push_str("event: ");
-        s.push_str(name);
-        s.push('\n');
-    }
-    if let Some(retry) = &event.retry {
-        s.push_str("retry: ");
-        s.push_str(retry);
-        s.push('\n');
-    }
-    for line in event.data.split('\n') {
-        s.push_str("data: ");
-        s.push_str(line);
-        s.push('\n');
-    }
-    s.push('\n');
-    s
+    sse::encode_fields(
+        &[
+            ("id", event.id.as_deref()),
+            ("event", event.event.as_deref()),
+            ("retry", event.retry.as_deref()),
+        ],
+        &event.data,
+    )
 }
 
 #[cfg(test)]

@@ -8,14 +8,14 @@
 //! auth, Claude Code names), adaptive thinking (`{type: "adaptive"}` for opus-4-6), long cache
 //! retention, and costs. Depends on `conversation` and the provider seams only.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
-use super::sse::{self, SseStream};
+use super::sse::SseStream;
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{normalize_id_anthropic, parse_streaming_json, transform_messages};
-use super::transport::{HttpRequest, Transport};
+use super::transport::HttpRequest;
 use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
@@ -23,32 +23,26 @@ use crate::conversation::{
 };
 
 /// The Anthropic Messages provider.
-pub struct Anthropic {
-    spec: ModelSpec,
-    transport: Arc<dyn Transport>,
-    idle_timeout: Duration,
-}
+pub type Anthropic = SseProvider<AnthropicWire>;
 
-impl Anthropic {
-    /// A provider for `spec` sending over `transport`, with the default idle timeout.
-    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        Anthropic {
-            spec,
-            transport,
-            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
-        }
-    }
+/// Anthropic Messages as a [`WireFormat`].
+#[derive(Debug, Default)]
+pub struct AnthropicWire;
 
-    /// Sets the stream idle timeout.
-    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
-        self.idle_timeout = idle_timeout;
-        self
+impl WireFormat for AnthropicWire {
+    fn for_spec(_spec: &ModelSpec) -> Self {
+        AnthropicWire
     }
 
     /// The request Pi would send for `context`: `POST {base_url}/v1/messages` with its headers.
-    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+    fn build_request(
+        &self,
+        spec: &ModelSpec,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> HttpRequest {
         let mut headers = vec![("anthropic-version".to_owned(), "2023-06-01".to_owned())];
-        if let Some(key) = &self.spec.api_key {
+        if let Some(key) = &spec.api_key {
             headers.push(("x-api-key".into(), key.clone()));
         }
         headers.push(("accept".into(), "application/json".into()));
@@ -56,23 +50,27 @@ impl Anthropic {
             "anthropic-dangerous-direct-browser-access".into(),
             "true".into(),
         ));
-        if !is_adaptive_model(&self.spec.model) {
+        if !is_adaptive_model(&spec.model) {
             headers.push((
                 "anthropic-beta".into(),
                 "interleaved-thinking-2025-05-14".into(),
             ));
         }
         headers.push(("content-type".into(), "application/json".into()));
-        for (k, v) in &self.spec.headers {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
-            headers.push((k.to_lowercase(), v.clone()));
-        }
-        HttpRequest {
-            method: "POST".into(),
-            url: format!("{}/v1/messages", self.spec.base_url.trim_end_matches('/')),
+        post(
+            spec,
+            "/v1/messages",
             headers,
-            body: build_body(&self.spec, context, options),
-        }
+            build_body(spec, context, options),
+        )
+    }
+
+    fn read_stream<'a>(
+        &'a self,
+        spec: &'a ModelSpec,
+        stream: SseStream,
+    ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
+        read_stream(spec, stream)
     }
 }
 
@@ -286,23 +284,6 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
     out
 }
 
-#[async_trait::async_trait]
-impl super::Provider for Anthropic {
-    fn spec(&self) -> &ModelSpec {
-        &self.spec
-    }
-
-    async fn complete(
-        &self,
-        context: &Context,
-        options: &RequestOptions,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let request = self.build_request(context, options);
-        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
-        read_stream(&self.spec, stream).await
-    }
-}
-
 /// Pi's mapping of Anthropic stop reasons.
 pub fn map_stop_reason(reason: &str) -> Result<StopReason, ProviderError> {
     match reason {
@@ -339,16 +320,7 @@ pub async fn read_stream(
     spec: &ModelSpec,
     mut stream: SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
-    let mut msg = AssistantMessage {
-        content: Vec::new(),
-        api: spec.api.as_str().to_owned(),
-        provider: spec.provider.clone(),
-        model: spec.model.clone(),
-        usage: Usage::default(),
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        response_id: None,
-    };
+    let mut msg = empty_reply(spec);
     // Anthropic's block index -> (position in msg.content, partial tool JSON).
     let mut blocks: Vec<(u64, usize, String)> = Vec::new();
     let mut stopped = false;
@@ -464,15 +436,8 @@ pub async fn read_stream(
             _ => {}
         }
     }
-    if !stopped {
-        return Err(ProviderError::StreamCut {
-            message: "Anthropic stream ended before message_stop".into(),
-        });
-    }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    let cut = (!stopped).then_some("Anthropic stream ended before message_stop");
+    finish_reply(msg, cut)
 }
 
 #[cfg(test)]
@@ -480,18 +445,13 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
-    use bytes::Bytes;
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
+    use std::sync::Arc;
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "anthropic".into(),
-            api: ApiKind::AnthropicMessages,
-            model: "claude-test".into(),
-            base_url: "http://127.0.0.1:1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::AnthropicMessages;
+        test_spec("anthropic", api, "claude-test", "http://127.0.0.1:1")
     }
 
     fn stream(events: &[(&str, Value)]) -> SseStream {
@@ -499,11 +459,7 @@ mod tests {
             .iter()
             .map(|(n, d)| SseEvent::named(*n, d.to_string()))
             .collect();
-        let bytes: Bytes = encode(&evs);
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(bytes)])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[tokio::test]

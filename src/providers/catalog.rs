@@ -82,6 +82,14 @@ pub fn builtin_providers() -> Vec<ProviderEntry> {
         entry.compat.store = Some(false);
         entry
     };
+    // OpenAI's prices, the same over both of its APIs.
+    let openai_prices = |entry: ProviderEntry| {
+        entry
+            .price("gpt-5", 1.25, 10.0, 0.125, 0.0)
+            .price("gpt-5-mini", 0.25, 2.0, 0.025, 0.0)
+            .price("gpt-4.1", 2.0, 8.0, 0.5, 0.0)
+            .price("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0)
+    };
     vec![
         ProviderEntry::new(
             "anthropic",
@@ -92,26 +100,18 @@ pub fn builtin_providers() -> Vec<ProviderEntry> {
         .price("claude-opus-4-1", 15.0, 75.0, 1.5, 18.75)
         .price("claude-sonnet-4-5", 3.0, 15.0, 0.3, 3.75)
         .price("claude-haiku-4-5", 1.0, 5.0, 0.1, 1.25),
-        ProviderEntry::new(
+        openai_prices(ProviderEntry::new(
             "openai",
             OpenaiCompletions,
             "https://api.openai.com/v1",
             &["OPENAI_API_KEY"],
-        )
-        .price("gpt-5", 1.25, 10.0, 0.125, 0.0)
-        .price("gpt-5-mini", 0.25, 2.0, 0.025, 0.0)
-        .price("gpt-4.1", 2.0, 8.0, 0.5, 0.0)
-        .price("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
-        ProviderEntry::new(
+        )),
+        openai_prices(ProviderEntry::new(
             "openai-responses",
             OpenaiResponses,
             "https://api.openai.com/v1",
             &["OPENAI_API_KEY"],
-        )
-        .price("gpt-5", 1.25, 10.0, 0.125, 0.0)
-        .price("gpt-5-mini", 0.25, 2.0, 0.025, 0.0)
-        .price("gpt-4.1", 2.0, 8.0, 0.5, 0.0)
-        .price("gpt-4.1-mini", 0.4, 1.6, 0.1, 0.0),
+        )),
         ProviderEntry::new(
             "google",
             GoogleGenerativeAi,

@@ -19,15 +19,15 @@
 //!
 //! Depends on `conversation` and the provider seams only.
 
-use std::sync::Arc;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::sse::{self, SseStream};
+use super::sse::SseStream;
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{google_requires_tool_call_id, normalize_id_google, transform_messages};
-use super::transport::{HttpRequest, Transport};
+use super::transport::HttpRequest;
 use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
@@ -35,53 +35,43 @@ use crate::conversation::{
 };
 
 /// The Gemini provider.
-pub struct Gemini {
-    spec: ModelSpec,
-    transport: Arc<dyn Transport>,
-    idle_timeout: Duration,
+pub type Gemini = SseProvider<GeminiWire>;
+
+/// Google Generative AI as a [`WireFormat`].
+#[derive(Debug, Default)]
+pub struct GeminiWire {
     /// Numbers the tool calls that arrive without an id.
     call_counter: AtomicU64,
 }
 
-impl Gemini {
-    /// A provider for `spec` over `transport`, with the default idle timeout.
-    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        Gemini {
-            spec,
-            transport,
-            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
-            call_counter: AtomicU64::new(0),
-        }
-    }
-
-    /// Sets the stream idle timeout.
-    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
-        self.idle_timeout = idle_timeout;
-        self
+impl WireFormat for GeminiWire {
+    fn for_spec(_spec: &ModelSpec) -> Self {
+        GeminiWire::default()
     }
 
     /// The request Pi would send:
     /// `POST {base_url}/models/{model}:streamGenerateContent?alt=sse` with `x-goog-api-key`.
-    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+    fn build_request(
+        &self,
+        spec: &ModelSpec,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> HttpRequest {
         let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-        if let Some(key) = &self.spec.api_key {
+        if let Some(key) = &spec.api_key {
             headers.push(("x-goog-api-key".into(), key.clone()));
         }
         headers.push(("accept".into(), "*/*".into()));
-        for (k, v) in &self.spec.headers {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
-            headers.push((k.to_lowercase(), v.clone()));
-        }
-        HttpRequest {
-            method: "POST".into(),
-            url: format!(
-                "{}/models/{}:streamGenerateContent?alt=sse",
-                self.spec.base_url.trim_end_matches('/'),
-                self.spec.model
-            ),
-            headers,
-            body: build_body(&self.spec, context, options),
-        }
+        let path = format!("/models/{}:streamGenerateContent?alt=sse", spec.model);
+        post(spec, &path, headers, build_body(spec, context, options))
+    }
+
+    fn read_stream<'a>(
+        &'a self,
+        spec: &'a ModelSpec,
+        stream: SseStream,
+    ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
+        read_stream(spec, stream, &self.call_counter)
     }
 }
 
@@ -326,23 +316,6 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
     out
 }
 
-#[async_trait::async_trait]
-impl super::Provider for Gemini {
-    fn spec(&self) -> &ModelSpec {
-        &self.spec
-    }
-
-    async fn complete(
-        &self,
-        context: &Context,
-        options: &RequestOptions,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let request = self.build_request(context, options);
-        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
-        read_stream(&self.spec, stream, &self.call_counter).await
-    }
-}
-
 /// Pi's mapping of `finishReason`: `STOP` is stop, `MAX_TOKENS` length, anything else error.
 pub fn map_finish_reason(reason: &str) -> StopReason {
     match reason {
@@ -377,16 +350,7 @@ pub async fn read_stream(
     mut stream: SseStream,
     counter: &AtomicU64,
 ) -> Result<AssistantMessage, ProviderError> {
-    let mut msg = AssistantMessage {
-        content: Vec::new(),
-        api: spec.api.as_str().to_owned(),
-        provider: spec.provider.clone(),
-        model: spec.model.clone(),
-        usage: Usage::default(),
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        response_id: None,
-    };
+    let mut msg = empty_reply(spec);
     // Whether the last block is still open to text deltas (a tool call closes it).
     let mut open = false;
     while let Some(ev) = stream.next_event().await? {
@@ -488,10 +452,7 @@ pub async fn read_stream(
             msg.usage = parse_usage(&chunk["usageMetadata"]);
         }
     }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    finish_reply(msg, None)
 }
 
 #[cfg(test)]
@@ -499,17 +460,12 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec(model: &str) -> ModelSpec {
-        ModelSpec {
-            provider: "google".into(),
-            api: ApiKind::GoogleGenerativeAi,
-            model: model.into(),
-            base_url: "http://127.0.0.1:1/v1beta".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::GoogleGenerativeAi;
+        test_spec("google", api, model, "http://127.0.0.1:1/v1beta")
     }
 
     fn stream(chunks: &[Value]) -> SseStream {
@@ -517,10 +473,7 @@ mod tests {
             .iter()
             .map(|c| SseEvent::data(c.to_string()))
             .collect();
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     fn parts(parts: Value) -> Value {

@@ -18,6 +18,7 @@ pub mod openai_chat;
 pub mod openai_responses;
 pub mod retry;
 pub mod sse;
+pub mod stream;
 pub mod transform;
 pub mod transport;
 

@@ -7,14 +7,14 @@
 //! reasoning models (the system prompt stays `system`), `reasoning_details`, `responseModel`, and the
 //! compat switches beyond [`OpenAiCompat`]. Depends on `conversation` and the provider seams only.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
-use super::sse::{self, SseStream};
+use super::sse::SseStream;
+use super::stream::{SseProvider, WireFormat, empty_reply, post};
 use super::transform::{normalize_id_openai_completions, parse_streaming_json, transform_messages};
-use super::transport::{HttpRequest, Transport};
+use super::transport::HttpRequest;
 use super::{
     MaxTokensField, ModelSpec, OpenAiCompat, ProviderError, RequestOptions, ThinkingLevel,
 };
@@ -24,58 +24,52 @@ use crate::conversation::{
 };
 
 /// The OpenAI Chat Completions provider.
-pub struct OpenAiChat {
-    spec: ModelSpec,
-    transport: Arc<dyn Transport>,
+pub type OpenAiChat = SseProvider<ChatWire>;
+
+/// OpenAI Chat Completions as a [`WireFormat`]: its compatibility switches, Pi's detection
+/// from the spec unless [`OpenAiChat::with_compat`] sets them.
+#[derive(Debug, Clone)]
+pub struct ChatWire {
     compat: OpenAiCompat,
-    idle_timeout: Duration,
 }
 
 impl OpenAiChat {
-    /// A provider for `spec` over `transport`, with Pi's detected compat and the default idle
-    /// timeout.
-    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        let compat = OpenAiCompat::detect(&spec);
-        OpenAiChat {
-            spec,
-            transport,
-            compat,
-            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
-        }
-    }
-
     /// Sets the compatibility switches.
     pub fn with_compat(mut self, compat: OpenAiCompat) -> Self {
-        self.compat = compat;
+        self.wire.compat = compat;
         self
     }
+}
 
-    /// Sets the stream idle timeout.
-    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
-        self.idle_timeout = idle_timeout;
-        self
+impl WireFormat for ChatWire {
+    fn for_spec(spec: &ModelSpec) -> Self {
+        ChatWire {
+            compat: OpenAiCompat::detect(spec),
+        }
     }
 
     /// The request Pi would send: `POST {base_url}/chat/completions` with Bearer auth.
-    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+    fn build_request(
+        &self,
+        spec: &ModelSpec,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> HttpRequest {
         let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
-        if let Some(key) = &self.spec.api_key {
+        if let Some(key) = &spec.api_key {
             headers.push(("authorization".into(), format!("Bearer {key}")));
         }
         headers.push(("content-type".into(), "application/json".into()));
-        for (k, v) in &self.spec.headers {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
-            headers.push((k.to_lowercase(), v.clone()));
-        }
-        HttpRequest {
-            method: "POST".into(),
-            url: format!(
-                "{}/chat/completions",
-                self.spec.base_url.trim_end_matches('/')
-            ),
-            headers,
-            body: build_body(&self.spec, &self.compat, context, options),
-        }
+        let body = build_body(spec, &self.compat, context, options);
+        post(spec, "/chat/completions", headers, body)
+    }
+
+    fn read_stream<'a>(
+        &'a self,
+        spec: &'a ModelSpec,
+        stream: SseStream,
+    ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
+        read_stream(spec, stream)
     }
 }
 
@@ -265,23 +259,6 @@ pub fn convert_messages(spec: &ModelSpec, context: &Context) -> Vec<Value> {
     out
 }
 
-#[async_trait::async_trait]
-impl super::Provider for OpenAiChat {
-    fn spec(&self) -> &ModelSpec {
-        &self.spec
-    }
-
-    async fn complete(
-        &self,
-        context: &Context,
-        options: &RequestOptions,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let request = self.build_request(context, options);
-        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
-        read_stream(&self.spec, stream).await
-    }
-}
-
 /// Pi's mapping of `finish_reason`: the stop reason and, for errors, the message.
 pub fn map_finish_reason(reason: Option<&str>) -> (StopReason, Option<String>) {
     match reason {
@@ -331,16 +308,7 @@ pub async fn read_stream(
     spec: &ModelSpec,
     mut stream: SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
-    let mut msg = AssistantMessage {
-        content: Vec::new(),
-        api: spec.api.as_str().to_owned(),
-        provider: spec.provider.clone(),
-        model: spec.model.clone(),
-        usage: Usage::default(),
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        response_id: None,
-    };
+    let mut msg = empty_reply(spec);
     // Tool calls by stream index (or id): position in msg.content and the argument text so far.
     let mut calls: Vec<(Option<u64>, usize, String)> = Vec::new();
     while let Some(ev) = stream.next_event().await? {
@@ -464,17 +432,12 @@ pub async fn read_stream(
 mod tests {
     use super::*;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "openai".into(),
-            api: ApiKind::OpenaiCompletions,
-            model: "gpt-test".into(),
-            base_url: "http://127.0.0.1:1/v1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::OpenaiCompletions;
+        test_spec("openai", api, "gpt-test", "http://127.0.0.1:1/v1")
     }
 
     fn stream(chunks: &[Value]) -> SseStream {
@@ -483,10 +446,7 @@ mod tests {
             .map(|c| SseEvent::data(c.to_string()))
             .collect();
         evs.push(SseEvent::data("[DONE]"));
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[test]
@@ -561,11 +521,7 @@ mod tests {
             ),
             SseEvent::named("error", "upstream went away"),
         ];
-        let s = SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        );
-        let m = read_stream(&spec(), s).await.unwrap();
+        let m = read_stream(&spec(), test_stream(&evs)).await.unwrap();
         assert_eq!(m.stop_reason, StopReason::Error);
         assert_eq!(m.error_message.as_deref(), Some("upstream went away"));
         assert_eq!(m.text(), "Hi");

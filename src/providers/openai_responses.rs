@@ -12,16 +12,16 @@
 //! Not reproduced (yet): `prompt_cache_retention` (long retention), `service_tier`, and costs.
 //! Depends on `conversation` and the provider seams only.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
-use super::sse::{self, SseStream};
+use super::sse::SseStream;
+use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{
     normalize_id_openai_responses, parse_streaming_json, short_hash, transform_messages_from,
 };
-use super::transport::{HttpRequest, Transport};
+use super::transport::HttpRequest;
 use super::{ModelSpec, ProviderError, RequestOptions, ThinkingLevel};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall, Usage,
@@ -29,33 +29,27 @@ use crate::conversation::{
 };
 
 /// The OpenAI Responses provider.
-pub struct OpenAiResponses {
-    spec: ModelSpec,
-    transport: Arc<dyn Transport>,
-    idle_timeout: Duration,
-}
+pub type OpenAiResponses = SseProvider<ResponsesWire>;
 
-impl OpenAiResponses {
-    /// A provider for `spec` over `transport`, with the default idle timeout.
-    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        OpenAiResponses {
-            spec,
-            transport,
-            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
-        }
-    }
+/// OpenAI Responses as a [`WireFormat`].
+#[derive(Debug, Default)]
+pub struct ResponsesWire;
 
-    /// Sets the stream idle timeout.
-    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
-        self.idle_timeout = idle_timeout;
-        self
+impl WireFormat for ResponsesWire {
+    fn for_spec(_spec: &ModelSpec) -> Self {
+        ResponsesWire
     }
 
     /// The request Pi would send: `POST {base_url}/responses` with Bearer auth, and the session
     /// headers when there is a session id.
-    pub fn build_request(&self, context: &Context, options: &RequestOptions) -> HttpRequest {
+    fn build_request(
+        &self,
+        spec: &ModelSpec,
+        context: &Context,
+        options: &RequestOptions,
+    ) -> HttpRequest {
         let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
-        if let Some(key) = &self.spec.api_key {
+        if let Some(key) = &spec.api_key {
             headers.push(("authorization".into(), format!("Bearer {key}")));
         }
         if let Some(session) = &options.session_id {
@@ -63,16 +57,20 @@ impl OpenAiResponses {
             headers.push(("x-client-request-id".into(), session.clone()));
         }
         headers.push(("content-type".into(), "application/json".into()));
-        for (k, v) in &self.spec.headers {
-            headers.retain(|(name, _)| !name.eq_ignore_ascii_case(k));
-            headers.push((k.to_lowercase(), v.clone()));
-        }
-        HttpRequest {
-            method: "POST".into(),
-            url: format!("{}/responses", self.spec.base_url.trim_end_matches('/')),
+        post(
+            spec,
+            "/responses",
             headers,
-            body: build_body(&self.spec, context, options),
-        }
+            build_body(spec, context, options),
+        )
+    }
+
+    fn read_stream<'a>(
+        &'a self,
+        spec: &'a ModelSpec,
+        stream: SseStream,
+    ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
+        read_stream(spec, stream)
     }
 }
 
@@ -284,23 +282,6 @@ pub fn convert_input(spec: &ModelSpec, context: &Context, reasoning: bool) -> Ve
     out
 }
 
-#[async_trait::async_trait]
-impl super::Provider for OpenAiResponses {
-    fn spec(&self) -> &ModelSpec {
-        &self.spec
-    }
-
-    async fn complete(
-        &self,
-        context: &Context,
-        options: &RequestOptions,
-    ) -> Result<AssistantMessage, ProviderError> {
-        let request = self.build_request(context, options);
-        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
-        read_stream(&self.spec, stream).await
-    }
-}
-
 /// Pi's mapping of a response `status`; an unknown status is a protocol error.
 pub fn map_status(status: Option<&str>) -> Result<StopReason, ProviderError> {
     match status {
@@ -354,16 +335,7 @@ pub async fn read_stream(
     spec: &ModelSpec,
     mut stream: SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
-    let mut msg = AssistantMessage {
-        content: Vec::new(),
-        api: spec.api.as_str().to_owned(),
-        provider: spec.provider.clone(),
-        model: spec.model.clone(),
-        usage: Usage::default(),
-        stop_reason: StopReason::Stop,
-        error_message: None,
-        response_id: None,
-    };
+    let mut msg = empty_reply(spec);
     let fail = |mut msg: AssistantMessage, text: String| {
         msg.stop_reason = StopReason::Error;
         msg.error_message = Some(text);
@@ -613,15 +585,8 @@ pub async fn read_stream(
             _ => {}
         }
     }
-    if !completed {
-        return Err(ProviderError::StreamCut {
-            message: "OpenAI Responses stream ended before response.completed".into(),
-        });
-    }
-    if msg.stop_reason == StopReason::Error {
-        msg.error_message = Some("An unknown error occurred".into());
-    }
-    Ok(msg)
+    let cut = (!completed).then_some("OpenAI Responses stream ended before response.completed");
+    finish_reply(msg, cut)
 }
 
 #[cfg(test)]
@@ -629,17 +594,12 @@ mod tests {
     use super::*;
     use crate::conversation::ToolResultMessage;
     use crate::providers::ApiKind;
-    use crate::providers::sse::{SseEvent, encode};
+    use crate::providers::sse::SseEvent;
+    use crate::providers::stream::{test_spec, test_stream};
 
     fn spec() -> ModelSpec {
-        ModelSpec {
-            provider: "openai".into(),
-            api: ApiKind::OpenaiResponses,
-            model: "gpt-resp-test".into(),
-            base_url: "http://127.0.0.1:1/v1".into(),
-            api_key: Some("k".into()),
-            headers: vec![],
-        }
+        let api = ApiKind::OpenaiResponses;
+        test_spec("openai", api, "gpt-resp-test", "http://127.0.0.1:1/v1")
     }
 
     fn stream(events: &[Value]) -> SseStream {
@@ -647,10 +607,7 @@ mod tests {
             .iter()
             .map(|d| SseEvent::named(d["type"].as_str().unwrap(), d.to_string()))
             .collect();
-        SseStream::new(
-            Box::pin(futures::stream::iter(vec![Ok(encode(&evs))])),
-            Duration::from_secs(5),
-        )
+        test_stream(&evs)
     }
 
     #[tokio::test]

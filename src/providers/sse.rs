@@ -44,31 +44,26 @@ impl SseEvent {
     }
 }
 
-/// The line-level parser, fed with chunks of bytes as they arrive.
+/// One line of an event stream: a field and its value (one space after the `:` dropped; a line
+/// without `:` is a field with an empty value), or the blank line that ends an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseLine {
+    Field { name: String, value: String },
+    Blank,
+}
+
+/// Splits bytes into [`SseLine`]s as they arrive: `\r`, `\n` and `\r\n` line breaks (also split
+/// across chunks), `:` comment lines skipped. Shared by [`SseParser`] and the cassette capture.
 #[derive(Debug, Default)]
-pub struct SseParser {
+pub struct SseLines {
     line: Vec<u8>,
     /// The previous chunk ended in `\r`: a `\n` starting the next one belongs to that line break.
     after_cr: bool,
-    event: Option<String>,
-    data: Vec<String>,
-    saw_data: bool,
-    last_id: Option<String>,
 }
 
-impl SseParser {
-    /// A fresh parser.
-    pub fn new() -> Self {
-        SseParser::default()
-    }
-
-    /// The last `id:` field seen, if any.
-    pub fn last_event_id(&self) -> Option<&str> {
-        self.last_id.as_deref()
-    }
-
-    /// Feeds a chunk and returns the events it completed, in order.
-    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+impl SseLines {
+    /// Feeds a chunk and returns the lines it completed, in order.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseLine> {
         let mut out = Vec::new();
         for &b in chunk {
             if self.after_cr {
@@ -89,36 +84,87 @@ impl SseParser {
         out
     }
 
-    /// Ends the input: a pending event with data (no closing blank line) is dispatched.
-    pub fn finish(&mut self) -> Option<SseEvent> {
+    /// Ends the input: the last line, if it had no line break (never [`SseLine::Blank`]).
+    pub fn finish(&mut self) -> Option<SseLine> {
         let mut out = Vec::new();
         if !self.line.is_empty() {
             self.end_line(&mut out);
         }
-        self.dispatch(&mut out);
         out.pop()
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+    fn end_line(&mut self, out: &mut Vec<SseLine>) {
         let line = String::from_utf8_lossy(&std::mem::take(&mut self.line)).into_owned();
         if line.is_empty() {
-            self.dispatch(out);
+            out.push(SseLine::Blank);
             return;
         }
         if line.starts_with(':') {
             return;
         }
-        let (field, value) = match line.split_once(':') {
+        let (name, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line.as_str(), ""),
         };
-        match field {
-            "event" => self.event = Some(value.to_owned()),
+        out.push(SseLine::Field {
+            name: name.to_owned(),
+            value: value.to_owned(),
+        });
+    }
+}
+
+/// The event-level parser, fed with chunks of bytes as they arrive.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    lines: SseLines,
+    event: Option<String>,
+    data: Vec<String>,
+    saw_data: bool,
+    last_id: Option<String>,
+}
+
+impl SseParser {
+    /// A fresh parser.
+    pub fn new() -> Self {
+        SseParser::default()
+    }
+
+    /// The last `id:` field seen, if any.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// Feeds a chunk and returns the events it completed, in order.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseEvent> {
+        let mut out = Vec::new();
+        for line in self.lines.feed(chunk) {
+            self.apply(line, &mut out);
+        }
+        out
+    }
+
+    /// Ends the input: a pending event with data (no closing blank line) is dispatched.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let mut out = Vec::new();
+        if let Some(line) = self.lines.finish() {
+            self.apply(line, &mut out);
+        }
+        self.dispatch(&mut out);
+        out.pop()
+    }
+
+    fn apply(&mut self, line: SseLine, out: &mut Vec<SseEvent>) {
+        let (field, value) = match line {
+            SseLine::Blank => return self.dispatch(out),
+            SseLine::Field { name, value } => (name, value),
+        };
+        match field.as_str() {
+            "event" => self.event = Some(value),
             "data" => {
                 self.saw_data = true;
-                self.data.push(value.to_owned());
+                self.data.push(value);
             }
-            "id" => self.last_id = Some(value.to_owned()),
+            "id" => self.last_id = Some(value),
             _ => {}
         }
     }
@@ -240,13 +286,22 @@ pub async fn read_body_text(
 /// Writes one event in wire form (`event:` line if named, one `data:` line per data line, a
 /// blank line).
 pub fn encode_event(event: &SseEvent) -> String {
+    encode_fields(&[("event", event.event.as_deref())], &event.data)
+}
+
+/// Writes one event in wire form: a `name: value` line for each field that is present, in the
+/// order given, then one `data:` line per line of `data`, then a blank line.
+pub fn encode_fields(fields: &[(&str, Option<&str>)], data: &str) -> String {
     let mut s = String::new();
-    if let Some(name) = &event.event {
-        s.push_str("event: ");
-        s.push_str(name);
-        s.push('\n');
+    for (name, value) in fields {
+        if let Some(value) = value {
+            s.push_str(name);
+            s.push_str(": ");
+            s.push_str(value);
+            s.push('\n');
+        }
     }
-    for line in event.data.split('\n') {
+    for line in data.split('\n') {
         s.push_str("data: ");
         s.push_str(line);
         s.push('\n');

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::scoring::{FAILURE_KINDS, Outcome, RunRecord};
 
-use super::{ModelSummary, ReportError, fmt_cost, fmt_ratio, fmt_secs, summarise};
+use super::{ModelSummary, ReportError, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
 
 /// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
 /// `calls_other`.
@@ -199,15 +199,8 @@ pub fn runs_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
 /// One `summary.csv` row, in [`SUMMARY_COLUMNS`] order.
 pub fn summary_row(s: &ModelSummary) -> Vec<String> {
     let interval = s.pass_rate_interval();
-    vec![
-        s.provider.clone(),
-        s.model.clone(),
-        s.runs.to_string(),
-        s.count(Outcome::Passed).to_string(),
-        s.count(Outcome::Failed).to_string(),
-        s.count(Outcome::Diverged).to_string(),
-        s.count(Outcome::Error).to_string(),
-        s.count(Outcome::LimitReached).to_string(),
+    let mut row = summary_counts(s);
+    row.extend([
         fmt_ratio(s.pass_rate()),
         s.mean_turns()
             .map(|x| format!("{x:.2}"))
@@ -236,7 +229,8 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
             .unwrap_or_default(),
         s.retries.to_string(),
         s.attempts.to_string(),
-    ]
+    ]);
+    row
 }
 
 /// `summary.csv` for records already in report order.

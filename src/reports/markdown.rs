@@ -8,6 +8,7 @@ use crate::scoring::{Outcome, RunRecord};
 
 use super::{
     CostTotal, UNKNOWN, dollars, fmt_ratio, pass_at_k_label, percent, percent_interval, summarise,
+    summary_counts,
 };
 
 /// Escapes a table cell: `|` and newlines would break the row.
@@ -28,6 +29,20 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
+}
+
+/// A run's checks cell: `passed/total`.
+pub fn checks_cell(r: &RunRecord) -> String {
+    format!("{}/{}", r.checks_passed, r.checks_total)
+}
+
+/// A run's edits cell: `succeeded/failed` edit calls.
+pub fn edits_cell(r: &RunRecord) -> String {
+    format!(
+        "{}/{}",
+        r.edits.calls - r.edits.calls_failed,
+        r.edits.calls_failed
+    )
 }
 
 /// The outcome as the tables show it: `error (rate_limited)` for an error with a kind.
@@ -74,15 +89,8 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
-            vec![
-                s.provider.clone(),
-                s.model.clone(),
-                s.runs.to_string(),
-                s.count(Outcome::Passed).to_string(),
-                s.count(Outcome::Failed).to_string(),
-                s.count(Outcome::Diverged).to_string(),
-                s.count(Outcome::Error).to_string(),
-                s.count(Outcome::LimitReached).to_string(),
+            let mut row = summary_counts(s);
+            row.extend([
                 s.infra_errors.to_string(),
                 s.count(Outcome::Skipped).to_string(),
                 percent(s.pass_rate()),
@@ -91,7 +99,8 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 pass_at_k_label(s),
                 s.retries.to_string(),
                 dollars(s.cost, 6),
-            ]
+            ]);
+            row
         })
         .collect();
     table(
@@ -164,13 +173,9 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 format!("{}/{}", r.provider, r.model),
                 r.epoch.to_string(),
                 outcome_label(r),
-                format!("{}/{}", r.checks_passed, r.checks_total),
+                checks_cell(r),
                 r.turns.to_string(),
-                format!(
-                    "{}/{}",
-                    r.edits.calls - r.edits.calls_failed,
-                    r.edits.calls_failed
-                ),
+                edits_cell(r),
                 r.reason.clone(),
             ]
         })

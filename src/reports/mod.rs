@@ -400,6 +400,21 @@ impl CostTotal {
 /// price, a rate without runs).
 pub const UNKNOWN: &str = "-";
 
+/// The first cells of a model's row in `summary.csv` and `summary.md`: provider, model, runs,
+/// then the passed, failed, diverged, error and limit-reached counts.
+pub(crate) fn summary_counts(s: &ModelSummary) -> Vec<String> {
+    vec![
+        s.provider.clone(),
+        s.model.clone(),
+        s.runs.to_string(),
+        s.count(Outcome::Passed).to_string(),
+        s.count(Outcome::Failed).to_string(),
+        s.count(Outcome::Diverged).to_string(),
+        s.count(Outcome::Error).to_string(),
+        s.count(Outcome::LimitReached).to_string(),
+    ]
+}
+
 /// `100.0% (k=2)`, `100.0% (k=2, 1/2 tasks)` when some task has fewer than k runs that count,
 /// [`UNKNOWN`] with a single epoch.
 pub(crate) fn pass_at_k_label(s: &ModelSummary) -> String {

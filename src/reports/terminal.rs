@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::scoring::{Outcome, RunRecord};
 
-use super::markdown::outcome_label;
+use super::markdown::{checks_cell, edits_cell, outcome_label};
 use super::{
     CostTotal, ModelSummary, dollars, pass_at_k_label, percent, percent_interval, sorted, summarise,
 };
@@ -73,13 +73,9 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
                     task,
                     format!("{}/{}", r.provider, r.model),
                     outcome_label(r),
-                    format!("{}/{}", r.checks_passed, r.checks_total),
+                    checks_cell(r),
                     r.turns.to_string(),
-                    format!(
-                        "{}/{}",
-                        r.edits.calls - r.edits.calls_failed,
-                        r.edits.calls_failed
-                    ),
+                    edits_cell(r),
                     short_count(r.tokens.total),
                     short_duration(r.wall_time),
                 ],

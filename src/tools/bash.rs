@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use super::definitions::pi_definition;
+use super::definitions::pi_tool;
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationResult, format_size, js_number,
     truncate_tail,
@@ -34,24 +34,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// Node's `setTimeout` limit: larger delays fire after 1 ms (`TIMEOUT_MAX`).
 const NODE_TIMEOUT_MAX_MS: f64 = 2_147_483_647.0;
 
-/// Pi's `bash` tool.
-pub struct BashTool {
-    definition: ToolDefinition,
-}
-
-impl BashTool {
-    /// The tool with Pi's definition.
-    pub fn new() -> Self {
-        BashTool {
-            definition: pi_definition("bash"),
-        }
-    }
-}
-
-impl Default for BashTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `bash` tool.
+    pub struct BashTool = "bash";
 }
 
 #[async_trait]

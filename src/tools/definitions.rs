@@ -52,6 +52,33 @@ pub fn pi_prompt_metadata(name: &str) -> (String, Vec<String>) {
     (snippet, guidelines)
 }
 
+/// Declares one of Pi's tools: a struct holding Pi's definition of the tool `name`, with `new()`
+/// and `Default`. The `Tool` impl (`definition()` returns the field) stays with the tool.
+macro_rules! pi_tool {
+    ($(#[$meta:meta])* $vis:vis struct $ty:ident = $name:literal;) => {
+        $(#[$meta])*
+        $vis struct $ty {
+            definition: $crate::tools::ToolDefinition,
+        }
+
+        impl $ty {
+            /// The tool with Pi's definition.
+            pub fn new() -> Self {
+                $ty {
+                    definition: $crate::tools::definitions::pi_definition($name),
+                }
+            }
+        }
+
+        impl Default for $ty {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+    };
+}
+pub(crate) use pi_tool;
+
 #[cfg(test)]
 mod tests {
     use super::*;

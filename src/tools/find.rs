@@ -15,34 +15,21 @@ use std::path::Path;
 use async_trait::async_trait;
 use globset::GlobBuilder;
 use ignore::WalkBuilder;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
+use super::listing::{CountLimit, Listing};
 use super::path::resolve_to_cwd;
-use super::truncate::{
-    DEFAULT_MAX_BYTES, MAX_SAFE_INTEGER, format_size, js_json_number, js_number, truncate_head,
-};
-use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use super::truncate::js_number;
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Pi's default result limit.
 pub const DEFAULT_LIMIT: f64 = 1000.0;
 
-/// Pi's `find` tool.
-pub struct FindTool {
-    definition: ToolDefinition,
-}
-
-impl FindTool {
-    pub fn new() -> Self {
-        FindTool {
-            definition: super::definitions::pi_definition("find"),
-        }
-    }
-}
-
-impl Default for FindTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `find` tool.
+    pub struct FindTool = "find";
 }
 
 #[async_trait]
@@ -52,29 +39,12 @@ impl Tool for FindTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
-        }
-        let pattern = args
-            .get("pattern")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_f64)
-            .unwrap_or(DEFAULT_LIMIT);
+        check_aborted(ctx)?;
+        let pattern = args::text_or_empty(&args, "pattern");
+        let path = args::search_path(&args);
+        let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
-        let work = tokio::task::spawn_blocking(move || find(&pattern, &abs, limit));
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
-            joined = work => joined.map_err(|e| ToolError::new(format!("find task failed: {e}")))?,
-        }
+        cancellable(ctx, blocking("find", move || find(&pattern, &abs, limit))).await
     }
 }
 
@@ -193,37 +163,22 @@ fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolErro
         return Ok(ToolOutput::text("No files found matching pattern"));
     }
 
-    let result_limit_reached = relativized.len() as f64 >= limit;
-    let tr = truncate_head(&relativized.join("\n"), MAX_SAFE_INTEGER, DEFAULT_MAX_BYTES);
-    let mut output = tr.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if result_limit_reached {
-        notices.push(format!(
-            "{} results limit reached. Use limit={} for more, or refine pattern",
-            js_number(limit),
-            js_number(limit * 2.0)
-        ));
-        details.insert("resultLimitReached".into(), js_json_number(limit));
-    }
-    if tr.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(tr));
-    }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        edit: None,
-    })
+    let count = CountLimit {
+        reached: relativized.len() as f64 >= limit,
+        limit,
+        noun: "results",
+        hint: ", or refine pattern",
+        key: "resultLimitReached",
+    };
+    Ok(Listing::new(&relativized, count).finish())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use tempfile::TempDir;
 
     fn tree(files: &[&str]) -> TempDir {
@@ -245,10 +200,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

@@ -19,14 +19,14 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
+use super::listing::{CountLimit, Listing};
 use super::path::resolve_to_cwd;
-use super::truncate::{
-    DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, MAX_SAFE_INTEGER, format_size, js_json_number,
-    js_number, truncate_head, truncate_line,
-};
-use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use super::truncate::{GREP_MAX_LINE_LENGTH, js_number, truncate_line};
+use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// What rg adds after a pattern that contains a line terminator.
 const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.";
@@ -34,23 +34,9 @@ const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --mu
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
 
-/// Pi's `grep` tool.
-pub struct GrepTool {
-    definition: ToolDefinition,
-}
-
-impl GrepTool {
-    pub fn new() -> Self {
-        GrepTool {
-            definition: super::definitions::pi_definition("grep"),
-        }
-    }
-}
-
-impl Default for GrepTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `grep` tool.
+    pub struct GrepTool = "grep";
 }
 
 /// The validated arguments.
@@ -70,30 +56,24 @@ impl Tool for GrepTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
-        }
-        let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-        let number = |k: &str| args.get(k).and_then(Value::as_f64);
-        let path = text("path").filter(|p| !p.is_empty()).unwrap_or(".".into());
-        let context = number("context").unwrap_or(0.0);
+        check_aborted(ctx)?;
+        let context = args::number(&args, "context").unwrap_or(0.0);
         let parsed = GrepArgs {
-            pattern: text("pattern").unwrap_or_default(),
-            glob: text("glob").filter(|g| !g.is_empty()),
-            ignore_case: flag("ignoreCase"),
-            literal: flag("literal"),
+            pattern: args::text_or_empty(&args, "pattern"),
+            glob: args::text(&args, "glob")
+                .filter(|g| !g.is_empty())
+                .map(str::to_owned),
+            ignore_case: args::flag(&args, "ignoreCase"),
+            literal: args::flag(&args, "literal"),
             // `context && context > 0 ? context : 0`
             context: if context > 0.0 { context } else { 0.0 },
-            limit: number("limit").unwrap_or(DEFAULT_LIMIT).max(1.0),
+            limit: args::number(&args, "limit")
+                .unwrap_or(DEFAULT_LIMIT)
+                .max(1.0),
         };
-        let search = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        let search = resolve_to_cwd(args::search_path(&args), &ctx.cwd, &ctx.home);
         let cwd = ctx.cwd.clone();
-        let work = tokio::task::spawn_blocking(move || grep(&parsed, &search, &cwd));
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
-            joined = work => joined.map_err(|e| ToolError::new(format!("grep task failed: {e}")))?,
-        }
+        cancellable(ctx, blocking("grep", move || grep(&parsed, &search, &cwd))).await
     }
 }
 
@@ -302,40 +282,24 @@ fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolEr
         }
     }
 
-    let tr = truncate_head(
-        &output_lines.join("\n"),
-        MAX_SAFE_INTEGER,
-        DEFAULT_MAX_BYTES,
-    );
-    let mut output = tr.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if match_limit_reached {
-        notices.push(format!(
-            "{} matches limit reached. Use limit={} for more, or refine pattern",
-            js_number(args.limit),
-            js_number(args.limit * 2.0)
-        ));
-        details.insert("matchLimitReached".into(), js_json_number(args.limit));
-    }
-    if tr.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(tr));
-    }
+    let count = CountLimit {
+        reached: match_limit_reached,
+        limit: args.limit,
+        noun: "matches",
+        hint: ", or refine pattern",
+        key: "matchLimitReached",
+    };
+    let mut listing = Listing::new(&output_lines, count);
     if lines_truncated {
-        notices.push(format!(
-            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), Value::Bool(true));
+        listing.notice(
+            format!(
+                "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            Value::Bool(true),
+        );
     }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        edit: None,
-    })
+    Ok(listing.finish())
 }
 
 /// Pi's `getFileLines`: UTF-8 with replacement, CRLF and CR to LF, split; empty on error.
@@ -354,7 +318,10 @@ fn read_lines(path: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
+    use crate::tools::truncate::MAX_SAFE_INTEGER;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use tempfile::TempDir;
 
     fn tree(files: &[(&str, &str)]) -> TempDir {
@@ -372,10 +339,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

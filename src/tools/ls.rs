@@ -8,34 +8,20 @@ use std::path::Path;
 use async_trait::async_trait;
 use icu_collator::CollatorBorrowed;
 use icu_collator::options::CollatorOptions;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
+use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
+use super::listing::{CountLimit, Listing};
 use super::path::{node_fs_error, resolve_to_cwd};
-use super::truncate::{
-    DEFAULT_MAX_BYTES, MAX_SAFE_INTEGER, format_size, js_json_number, js_number, truncate_head,
-};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Pi's default entry limit.
 pub const DEFAULT_LIMIT: f64 = 500.0;
 
-/// Pi's `ls` tool.
-pub struct LsTool {
-    definition: ToolDefinition,
-}
-
-impl LsTool {
-    pub fn new() -> Self {
-        LsTool {
-            definition: super::definitions::pi_definition("ls"),
-        }
-    }
-}
-
-impl Default for LsTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `ls` tool.
+    pub struct LsTool = "ls";
 }
 
 #[async_trait]
@@ -45,24 +31,11 @@ impl Tool for LsTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
-        }
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .unwrap_or(".");
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_f64)
-            .unwrap_or(DEFAULT_LIMIT);
+        check_aborted(ctx)?;
+        let path = args::search_path(&args);
+        let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
-        let work = tokio::task::spawn_blocking(move || list(&abs, limit));
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
-            joined = work => joined.map_err(|e| ToolError::new(format!("ls task failed: {e}")))?,
-        }
+        cancellable(ctx, blocking("ls", move || list(&abs, limit))).await
     }
 }
 
@@ -117,36 +90,22 @@ fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
         return Ok(ToolOutput::text("(empty directory)"));
     }
 
-    let tr = truncate_head(&results.join("\n"), MAX_SAFE_INTEGER, DEFAULT_MAX_BYTES);
-    let mut output = tr.content.clone();
-    let mut details = Map::new();
-    let mut notices = Vec::new();
-    if entry_limit_reached {
-        notices.push(format!(
-            "{} entries limit reached. Use limit={} for more",
-            js_number(limit),
-            js_number(limit * 2.0)
-        ));
-        details.insert("entryLimitReached".into(), js_json_number(limit));
-    }
-    if tr.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(tr));
-    }
-    if !notices.is_empty() {
-        output.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    Ok(ToolOutput {
-        content: vec![super::Content::text(output)],
-        details: (!details.is_empty()).then_some(Value::Object(details)),
-        edit: None,
-    })
+    let count = CountLimit {
+        reached: entry_limit_reached,
+        limit,
+        noun: "entries",
+        hint: "",
+        key: "entryLimitReached",
+    };
+    Ok(Listing::new(&results, count).finish())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::listing::first_text;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
     use tempfile::TempDir;
 
     async fn run(dir: &Path, args: Value) -> Result<ToolOutput, ToolError> {
@@ -154,10 +113,7 @@ mod tests {
     }
 
     async fn text(dir: &Path, args: Value) -> String {
-        run(dir, args).await.unwrap().content[0]
-            .as_text()
-            .unwrap()
-            .to_owned()
+        first_text(run(dir, args).await)
     }
 
     #[tokio::test]

@@ -10,11 +10,13 @@
 //! argument `validate`ion and coercion, and `registry` (tool sets, definitions, and
 //! [`registry::ToolSet::call`], the one entry point that runs a call the way Pi's agent loop does).
 
+pub mod args;
 pub mod bash;
 pub mod definitions;
 pub mod edit;
 pub mod find;
 pub mod grep;
+pub mod listing;
 pub mod ls;
 pub mod path;
 pub mod queue;

@@ -17,6 +17,8 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::path::{node_fs_error, resolve_read_path};
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
@@ -30,23 +32,9 @@ const MAX_IMAGE_BASE64_BYTES: usize = 4_718_592;
 /// `file-type` looks at this many bytes.
 const SNIFF_BYTES: usize = 4100;
 
-/// Pi's `read` tool.
-pub struct ReadTool {
-    definition: ToolDefinition,
-}
-
-impl ReadTool {
-    pub fn new() -> Self {
-        ReadTool {
-            definition: super::definitions::pi_definition("read"),
-        }
-    }
-}
-
-impl Default for ReadTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `read` tool.
+    pub struct ReadTool = "read";
 }
 
 #[async_trait]
@@ -56,22 +44,16 @@ impl Tool for ReadTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
-        }
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let offset = args.get("offset").and_then(Value::as_f64);
-        let limit = args.get("limit").and_then(Value::as_f64);
+        check_aborted(ctx)?;
+        let path = args::text_or_empty(&args, "path");
+        let offset = args::number(&args, "offset");
+        let limit = args::number(&args, "limit");
         let abs = resolve_read_path(&path, &ctx.cwd, &ctx.home);
-        let work = tokio::task::spawn_blocking(move || read_file(&path, &abs, offset, limit));
-        tokio::select! {
-            _ = ctx.cancel.cancelled() => Err(ToolError::new("Operation aborted")),
-            joined = work => joined.map_err(|e| ToolError::new(format!("read task failed: {e}")))?,
-        }
+        cancellable(
+            ctx,
+            blocking("read", move || read_file(&path, &abs, offset, limit)),
+        )
+        .await
     }
 }
 

@@ -104,18 +104,28 @@ fn convert(schema: &Value, value: Value) -> Value {
 }
 
 fn convert_properties(schema: &Value, map: &mut Map<String, Value>) {
+    map_properties(schema, map, convert);
+}
+
+/// Replaces each value of `map` by `f(its schema, value)`: the schema of its key in
+/// `properties`, else an object `additionalProperties`; values with neither stay.
+fn map_properties(
+    schema: &Value,
+    map: &mut Map<String, Value>,
+    f: impl Fn(&Value, Value) -> Value,
+) {
     let properties = schema.get("properties").and_then(Value::as_object);
     if let Some(properties) = properties {
         for (key, prop_schema) in properties {
             if let Some(v) = map.get_mut(key) {
-                *v = convert(prop_schema, v.take());
+                *v = f(prop_schema, v.take());
             }
         }
     }
     if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
         for (key, v) in map.iter_mut() {
             if !properties.is_some_and(|p| p.contains_key(key)) {
-                *v = convert(additional, v.take());
+                *v = f(additional, v.take());
             }
         }
     }
@@ -288,7 +298,10 @@ fn is_decimal_literal(s: &str) -> bool {
     i == b.len()
 }
 
-fn is_js_whitespace(c: char) -> bool {
+/// The characters JS `String.prototype.trim`/`trimEnd` remove: ECMAScript WhiteSpace (TAB, VT, FF, SP,
+/// NBSP, ZWNBSP and every `Zs` char) and LineTerminator (LF, CR, LS, PS). Unlike
+/// `char::is_whitespace` this includes U+FEFF and excludes U+0085.
+pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
@@ -443,21 +456,7 @@ fn coerce_with_json_schema(value: Value, schema: &Value) -> Value {
     }
     if types.contains(&"object") {
         if let Value::Object(map) = &mut next {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            if let Some(properties) = properties {
-                for (key, prop_schema) in properties {
-                    if let Some(v) = map.get_mut(key) {
-                        *v = coerce_with_json_schema(v.take(), prop_schema);
-                    }
-                }
-            }
-            if let Some(additional) = schema.get("additionalProperties").filter(|a| a.is_object()) {
-                for (key, v) in map.iter_mut() {
-                    if !properties.is_some_and(|p| p.contains_key(key)) {
-                        *v = coerce_with_json_schema(v.take(), additional);
-                    }
-                }
-            }
+            map_properties(schema, map, |s, v| coerce_with_json_schema(v, s));
         }
     }
     if types.contains(&"array") {

@@ -7,27 +7,15 @@ use std::path::PathBuf;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use super::args::{self, blocking, cancellable, check_aborted};
+use super::definitions::pi_tool;
 use super::path::{node_fs_error, resolve_to_cwd};
 use super::truncate::utf16_len;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
-/// Pi's `write` tool.
-pub struct WriteTool {
-    definition: ToolDefinition,
-}
-
-impl WriteTool {
-    pub fn new() -> Self {
-        WriteTool {
-            definition: super::definitions::pi_definition("write"),
-        }
-    }
-}
-
-impl Default for WriteTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `write` tool.
+    pub struct WriteTool = "write";
 }
 
 #[async_trait]
@@ -37,31 +25,17 @@ impl Tool for WriteTool {
     }
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        if ctx.cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
-        }
-        let path = args
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let content = args
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        check_aborted(ctx)?;
+        let path = args::text_or_empty(&args, "path");
+        let content = args::text_or_empty(&args, "content");
         let abs = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
         // Take the queue place now, before any await, so same-file calls keep call order.
         let target = abs.clone();
-        let queued = ctx.queue.run(&abs, async move {
-            tokio::task::spawn_blocking(move || write_file(&target, &content))
-                .await
-                .map_err(|e| ToolError::new(format!("write task failed: {e}")))?
-        });
-        let units = tokio::select! {
-            _ = ctx.cancel.cancelled() => return Err(ToolError::new("Operation aborted")),
-            written = queued => written?,
-        };
+        let queued = ctx.queue.run(
+            &abs,
+            blocking("write", move || write_file(&target, &content)),
+        );
+        let units = cancellable(ctx, queued).await?;
         Ok(ToolOutput::text(format!(
             "Successfully wrote {units} bytes to {path}"
         )))

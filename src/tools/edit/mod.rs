@@ -30,30 +30,15 @@ pub use strategy::{
     strategy_by_name, strategy_names,
 };
 
-use super::definitions::pi_definition;
+use super::definitions::pi_tool;
 use super::{
     Content, EditFailure, EditReport, MatchTier, Tool, ToolContext, ToolDefinition, ToolError,
     ToolOutput,
 };
 
-/// Pi's `edit` tool.
-pub struct EditTool {
-    definition: ToolDefinition,
-}
-
-impl EditTool {
-    /// The tool with Pi's definition.
-    pub fn new() -> Self {
-        EditTool {
-            definition: pi_definition("edit"),
-        }
-    }
-}
-
-impl Default for EditTool {
-    fn default() -> Self {
-        Self::new()
-    }
+pi_tool! {
+    /// Pi's `edit` tool.
+    pub struct EditTool = "edit";
 }
 
 /// The in-place part of Pi's `prepareEditArguments`: `edits` sent as a JSON string that parses

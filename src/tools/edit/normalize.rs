@@ -13,6 +13,8 @@ use std::borrow::Cow;
 
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
+use crate::tools::validate::is_js_whitespace;
+
 /// A line ending as Pi detects it: only the first line break of the file decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineEnding {
@@ -74,23 +76,6 @@ pub fn strip_bom(text: &str) -> (&str, &str) {
         Some(rest) => ("\u{FEFF}", rest),
         None => ("", text),
     }
-}
-
-/// The characters JS `String.prototype.trimEnd` removes: ECMAScript WhiteSpace (TAB, VT, FF, SP,
-/// NBSP, ZWNBSP and every `Zs` char) and LineTerminator (LF, CR, LS, PS). Unlike
-/// `char::is_whitespace` this includes U+FEFF and excludes U+0085.
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
 }
 
 /// Steps 3 to 6 of `normalizeForFuzzyMatch`: quotes, dashes and special spaces to ASCII.
