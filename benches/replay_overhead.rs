@@ -39,24 +39,27 @@ fn main() {
     // nothing carries over between copies; this only warms the OS page cache).
     let _ = runtime.block_on(replay_all(&root, &tasks, reports.path()));
 
+    let mut runs = 0;
     let mut harness_times = Vec::new();
     let mut baseline_times = Vec::new();
     for round in 0..rounds {
         let started = Instant::now();
-        let runs = runtime.block_on(replay_all(&root, &tasks, reports.path()));
+        let runs_done = runtime.block_on(replay_all(&root, &tasks, reports.path()));
         let harness_time = started.elapsed();
         assert!(
-            runs.iter().all(|o| *o == Outcome::Passed),
-            "every replay passes: {runs:?}"
+            runs_done.iter().all(|o| *o == Outcome::Passed),
+            "every replay passes: {runs_done:?}"
         );
         let started = Instant::now();
         let n = runtime.block_on(baseline_all(&root, &tasks));
+        assert_eq!(n, runs_done.len(), "both sides do the same runs");
+        runs = n;
         let baseline_time = started.elapsed();
         println!(
             "round {}: harness replay {:>7.2} s for {} runs, baseline {:>7.2} s for {} runs, ratio {:.3}",
             round + 1,
             harness_time.as_secs_f64(),
-            runs.len(),
+            runs_done.len(),
             baseline_time.as_secs_f64(),
             n,
             harness_time.as_secs_f64() / baseline_time.as_secs_f64()
@@ -71,7 +74,7 @@ fn main() {
         h.as_secs_f64(),
         b.as_secs_f64(),
         h.as_secs_f64() / b.as_secs_f64(),
-        (h.as_secs_f64() - b.as_secs_f64()) * 1000.0 / (tasks.len() * 2) as f64
+        (h.as_secs_f64() - b.as_secs_f64()) * 1000.0 / runs as f64
     );
 }
 
@@ -100,8 +103,9 @@ async fn baseline_all(root: &Path, tasks: &[Arc<Task>]) -> usize {
     for task in tasks {
         let script = testkit::load_script(root.join(format!("tests/scripts/{}.yaml", task.id)))
             .expect("script");
-        // Two recordings (two wire formats) per task: do the work twice, as the replay does.
-        for _ in 0..2 {
+        // One recording per wire format: do the work as many times as the replay does.
+        let recordings = runner::recorded_models(&root.join("cassettes"), &task.id).len();
+        for _ in 0..recordings {
             let workspace = Workspace::create(task, false).unwrap();
             let tools = ToolSet::new(&task.tools).unwrap();
             let ctx = ToolContext::new(workspace.path());
