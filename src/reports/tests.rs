@@ -1,3 +1,5 @@
+//! Tests of the reports: CSV columns, the deterministic summary.md, transcripts, reading runs.csv back.
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -1,3 +1,5 @@
+//! Tests of scoring: outcome rules, edit counting from real tool results, costs, statistics.
+
 use std::time::Duration;
 
 use serde_json::json;

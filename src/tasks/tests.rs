@@ -1,3 +1,5 @@
+//! Tests of task loading: every validation error with its file and field, defaults, filters.
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,3 +1,6 @@
+//! Tests of the bash tool against real subprocesses: merged output, exit codes, timeouts that
+//! kill the process group, truncation with the full-output file, invalid UTF-8, scrubbed env.
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
