@@ -127,6 +127,15 @@ pub struct LimitsFile {
 }
 
 impl LimitsFile {
+    /// The harness's own limits for a task and suite that set none. Pi has no limit at all; a
+    /// harness that runs unattended against paid APIs must end every run, so a runaway model
+    /// stops at 100 turns or 30 minutes (a task can raise both).
+    pub const BUILT_IN: LimitsFile = LimitsFile {
+        turns: Some(100),
+        wall_seconds: Some(1800),
+        tokens: None,
+    };
+
     /// Field-wise: `self`'s values win, `base` fills the gaps.
     fn or(self, base: LimitsFile) -> LimitsFile {
         LimitsFile {
@@ -468,7 +477,8 @@ fn validate(
     let limits = raw
         .limits
         .unwrap_or_default()
-        .or(defaults.limits.unwrap_or_default());
+        .or(defaults.limits.unwrap_or_default())
+        .or(LimitsFile::BUILT_IN);
     let mut tags = defaults.tags.clone();
     for tag in raw.tags {
         if !tags.contains(&tag) {

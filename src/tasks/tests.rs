@@ -139,6 +139,34 @@ fn defaults_merge_and_tasks_override() {
 }
 
 #[test]
+fn a_task_without_limits_gets_the_harness_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "bare",
+        "id: bare\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        dir.path(),
+        "tokens",
+        "id: tokens\nprompt: p\nchecks: [{run: 'true'}]\nlimits: {tokens: 50, turns: 400}\n",
+    );
+    let suite = load_suite(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let bare = suite.tasks.iter().find(|t| t.id == "bare").unwrap();
+    assert_eq!(bare.limits.max_turns, Some(100));
+    assert_eq!(bare.limits.max_wall, Some(Duration::from_secs(1800)));
+    assert_eq!(bare.limits.max_tokens, None);
+    let tokens = suite.tasks.iter().find(|t| t.id == "tokens").unwrap();
+    assert_eq!(
+        tokens.limits.max_turns,
+        Some(400),
+        "a task can raise the limit"
+    );
+    assert_eq!(tokens.limits.max_tokens, Some(50));
+    assert_eq!(tokens.limits.max_wall, Some(Duration::from_secs(1800)));
+}
+
+#[test]
 fn every_problem_of_every_file_is_reported_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
