@@ -107,6 +107,21 @@ pub struct AgentRun {
     pub stop: StopCause,
 }
 
+impl AgentRun {
+    /// A run that has not asked the model yet: `messages` as history, nothing counted.
+    pub fn new(messages: Vec<Message>) -> Self {
+        AgentRun {
+            messages,
+            tool_calls: Vec::new(),
+            turns: 0,
+            usage: Usage::default(),
+            model_time: Duration::ZERO,
+            tool_time: Duration::ZERO,
+            stop: StopCause::Completed,
+        }
+    }
+}
+
 /// What the loop reports while it runs.
 #[derive(Debug, Clone)]
 pub enum AgentEvent {
@@ -156,17 +171,9 @@ impl Agent {
     /// Runs the loop on `prompt` until the model stops, a limit is reached or the provider fails.
     pub async fn run(&self, prompt: &str, ctx: &ToolContext, events: &EventSink) -> AgentRun {
         let started = Instant::now();
-        let mut run = AgentRun {
-            messages: vec![Message::User {
-                content: UserContent::Text(prompt.to_owned()),
-            }],
-            tool_calls: Vec::new(),
-            turns: 0,
-            usage: Usage::default(),
-            model_time: Duration::ZERO,
-            tool_time: Duration::ZERO,
-            stop: StopCause::Completed,
-        };
+        let mut run = AgentRun::new(vec![Message::User {
+            content: UserContent::Text(prompt.to_owned()),
+        }]);
         let stop = self.drive(&mut run, started, ctx, events).await;
         run.stop = stop.clone();
         events(AgentEvent::RunFinished { stop });

@@ -521,15 +521,7 @@ pub fn score(
 /// the cassette is missing, ...): no turns, no checks, outcome from `ctx` (`error` when
 /// `ctx.error` is set, `diverged` for a divergence, else `failed` with "no checks ran").
 pub fn score_without_run(task: &Task, ctx: ScoreInputs) -> RunRecord {
-    let run = AgentRun {
-        messages: Vec::new(),
-        tool_calls: Vec::new(),
-        turns: 0,
-        usage: Usage::default(),
-        model_time: Duration::ZERO,
-        tool_time: Duration::ZERO,
-        stop: StopCause::Completed,
-    };
+    let run = AgentRun::new(Vec::new());
     let mut record = score(task, &run, Vec::new(), &WorkspaceDiff::default(), ctx);
     record.stop = NOT_STARTED.to_owned();
     record
