@@ -86,9 +86,9 @@ pub fn scripted_models() -> Vec<(ApiKind, ModelSelector)> {
 
 /// Runs a developer command.
 pub fn run(command: DevCommand) -> ExitCode {
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match super::runtime() {
         Ok(rt) => rt,
-        Err(e) => return super::internal_error(&format!("could not start the async runtime: {e}")),
+        Err(code) => return code,
     };
     match command {
         DevCommand::RecordScripted(args) => runtime.block_on(record_scripted(args)),

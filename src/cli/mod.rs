@@ -87,6 +87,12 @@ fn clap_error(err: clap::Error) -> ExitCode {
     }
 }
 
+/// The tokio runtime of a subcommand, or the exit code of the error that stopped it starting.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Runtime::new()
+        .map_err(|e| internal_error(&format!("could not start the async runtime: {e}")))
+}
+
 /// Writes one line of data to stdout and flushes it; unlike `println!`, a closed pipe
 /// (`harness ... | head`) is an error to handle, not a panic.
 pub(crate) fn print_line(text: &str) -> std::io::Result<()> {

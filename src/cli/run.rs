@@ -132,9 +132,9 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
 
 /// `harness run`.
 pub fn run(args: RunArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match super::runtime() {
         Ok(rt) => rt,
-        Err(e) => return super::internal_error(&format!("could not start the async runtime: {e}")),
+        Err(code) => return code,
     };
     runtime.block_on(run_async(args))
 }

@@ -71,9 +71,9 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
         },
     };
     let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match super::runtime() {
         Ok(rt) => rt,
-        Err(e) => return internal_error(&format!("failed to start the async runtime: {e}")),
+        Err(code) => return code,
     };
     let settings = Settings {
         strategy,
