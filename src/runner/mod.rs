@@ -17,7 +17,9 @@ use tokio::sync::Semaphore;
 
 use crate::agent::{Agent, AgentEvent, EventSink, StopCause};
 use crate::cassettes::compare::NormalizeRule;
-use crate::cassettes::{CassetteHeader, CassetteMode, CassettePlan, Player, Recorder};
+use crate::cassettes::{
+    CassetteError, CassetteHeader, CassetteMode, CassettePlan, Player, Recorder,
+};
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::limiter::Limiter;
 use crate::providers::live::LiveTransport;
@@ -293,23 +295,26 @@ fn open_transport(
     api_key: &Option<String>,
 ) -> Result<RunTransport, (&'static str, String)> {
     if plan == CassettePlan::Replay {
-        if !run.cassette.exists() {
-            let missing = crate::cassettes::CassetteError::missing(
-                &run.cassette,
-                &run.task.id,
-                &run.model.provider,
-                &run.model.model,
-            );
-            return Err(("cassette", missing.to_string()));
-        }
         let mut rules = builtin_rules();
         for rule in &run.task.normalize {
             let rule = NormalizeRule::new(&rule.pattern, rule.replacement.clone())
                 .map_err(|e| ("setup", format!("bad normalize rule: {e}")))?;
             rules.push(rule);
         }
-        let player = Player::load(&run.cassette, rules, workspace)
-            .map_err(|e| ("cassette", e.to_string()))?;
+        let player = Player::load(&run.cassette, rules, workspace).map_err(|e| {
+            // The player can only guess the ids back from the (sanitised) file name; the
+            // hint to record the cassette should name the real ones.
+            let e = match e {
+                CassetteError::Missing { .. } => CassetteError::missing(
+                    &run.cassette,
+                    &run.task.id,
+                    &run.model.provider,
+                    &run.model.model,
+                ),
+                other => other,
+            };
+            ("cassette", e.to_string())
+        })?;
         return Ok(RunTransport::Replay(player));
     }
     let live: Arc<dyn Transport> =
