@@ -249,7 +249,8 @@ impl Catalog {
             .price
     }
 
-    /// Resolves `selector` to a spec; see [`resolve`].
+    /// Resolves `selector` to a spec. `env` looks a variable up (the process environment in the
+    /// CLI); when `need_key` is false (replaying a cassette) no key is looked up at all.
     pub fn resolve(
         &self,
         selector: &ModelSelector,
@@ -326,19 +327,6 @@ pub enum CatalogError {
     Config { message: String },
 }
 
-/// Resolves `selector` against the built-in providers.
-///
-/// `env` looks a variable up (pass `|k| std::env::var(k).ok()` in the CLI). When `need_key` is
-/// false (replaying a cassette) no key is looked up at all.
-pub fn resolve(
-    selector: &ModelSelector,
-    base_url: Option<&str>,
-    need_key: bool,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<ModelSpec, CatalogError> {
-    Catalog::default().resolve(selector, base_url, need_key, env)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,10 +346,11 @@ mod tests {
     #[test]
     fn resolves_key_and_base_url() {
         let sel: ModelSelector = "openai/gpt-test".parse().unwrap();
-        let spec = resolve(&sel, Some("http://127.0.0.1:9/v1/"), true, |k| {
-            (k == "OPENAI_API_KEY").then(|| "sk-test".to_owned())
-        })
-        .unwrap();
+        let spec = Catalog::default()
+            .resolve(&sel, Some("http://127.0.0.1:9/v1/"), true, |k| {
+                (k == "OPENAI_API_KEY").then(|| "sk-test".to_owned())
+            })
+            .unwrap();
         assert_eq!(spec.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(spec.api_key.as_deref(), Some("sk-test"));
         assert_eq!(spec.api, ApiKind::OpenaiCompletions);
@@ -370,10 +359,11 @@ mod tests {
     #[test]
     fn resolves_the_responses_and_gemini_entries() {
         let sel: ModelSelector = "google/gemini-2.5-flash".parse().unwrap();
-        let spec = resolve(&sel, None, true, |k| {
-            (k == "GEMINI_API_KEY").then(|| "g-key".to_owned())
-        })
-        .unwrap();
+        let spec = Catalog::default()
+            .resolve(&sel, None, true, |k| {
+                (k == "GEMINI_API_KEY").then(|| "g-key".to_owned())
+            })
+            .unwrap();
         assert_eq!(spec.api, ApiKind::GoogleGenerativeAi);
         assert_eq!(
             spec.base_url,
@@ -382,9 +372,13 @@ mod tests {
         assert_eq!(spec.api_key.as_deref(), Some("g-key"));
         assert_eq!(Catalog::default().price(&sel).unwrap().input, 0.3);
         let sel: ModelSelector = "openai-responses/gpt-5".parse().unwrap();
-        let err = resolve(&sel, None, true, |_| None).unwrap_err();
+        let err = Catalog::default()
+            .resolve(&sel, None, true, |_| None)
+            .unwrap_err();
         assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
-        let spec = resolve(&sel, None, false, |_| None).unwrap();
+        let spec = Catalog::default()
+            .resolve(&sel, None, false, |_| None)
+            .unwrap();
         assert_eq!(spec.api, ApiKind::OpenaiResponses);
         assert_eq!(spec.base_url, "https://api.openai.com/v1");
     }
@@ -392,12 +386,16 @@ mod tests {
     #[test]
     fn missing_key_names_the_variable_and_replay_needs_none() {
         let sel: ModelSelector = "anthropic/claude".parse().unwrap();
-        let err = resolve(&sel, None, true, |_| None).unwrap_err();
+        let err = Catalog::default()
+            .resolve(&sel, None, true, |_| None)
+            .unwrap_err();
         assert_eq!(
             err.to_string(),
             "no API key for provider `anthropic`: set ANTHROPIC_API_KEY"
         );
-        let spec = resolve(&sel, None, false, |_| None).unwrap();
+        let spec = Catalog::default()
+            .resolve(&sel, None, false, |_| None)
+            .unwrap();
         assert_eq!(spec.api_key, None);
         assert_eq!(spec.base_url, "https://api.anthropic.com");
     }
@@ -405,7 +403,9 @@ mod tests {
     #[test]
     fn unknown_provider_lists_known_ones() {
         let sel: ModelSelector = "nope/m".parse().unwrap();
-        let err = resolve(&sel, None, false, |_| None).unwrap_err();
+        let err = Catalog::default()
+            .resolve(&sel, None, false, |_| None)
+            .unwrap_err();
         assert!(err.to_string().contains("anthropic, openai"), "{err}");
     }
 
