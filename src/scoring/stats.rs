@@ -2,6 +2,9 @@
 //! estimator of the Codex paper (Chen et al. 2021, "Evaluating Large Language Models Trained on
 //! Code").
 //!
+//! It also holds the exact McNemar test on paired outcomes (two arms run on the same tasks, or
+//! two strategies re-applied to the same edit calls).
+//!
 //! Plain arithmetic on counts; depends on nothing else in the crate.
 
 /// The normal quantile for a two-sided 95% interval.
@@ -60,6 +63,32 @@ pub fn mean_pass_at_k(tasks: &[(u64, u64)], k: u64) -> Option<f64> {
         .filter_map(|&(n, c)| pass_at_k(n, c, k))
         .collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The exact (binomial) two-sided McNemar p-value for paired outcomes with `b` pairs where only
+/// the first arm succeeded and `c` pairs where only the second did (the discordant pairs; the
+/// concordant ones carry no information).
+///
+/// Under the null hypothesis each discordant pair is a fair coin, so the p-value is
+/// `min(1, 2 · P[X ≤ min(b, c)])` for `X ~ Binomial(b + c, 1/2)`. With no discordant pair it is 1.
+/// Computed in log space, so it stays exact to double precision for large counts.
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    // ln C(n, i) built incrementally: C(n, i) = C(n, i-1) · (n - i + 1) / i.
+    let ln_half_n = n as f64 * std::f64::consts::LN_2;
+    let mut ln_choose = 0.0_f64;
+    let mut tail = 0.0_f64;
+    for i in 0..=k {
+        if i > 0 {
+            ln_choose += ((n - i + 1) as f64).ln() - (i as f64).ln();
+        }
+        tail += (ln_choose - ln_half_n).exp();
+    }
+    (2.0 * tail).min(1.0)
 }
 
 #[cfg(test)]
@@ -145,5 +174,27 @@ mod tests {
         close(mean_pass_at_k(&[(5, 2), (3, 0), (1, 1)], 2).unwrap(), 0.35);
         assert_eq!(mean_pass_at_k(&[(1, 1)], 2), None);
         assert_eq!(mean_pass_at_k(&[], 1), None);
+    }
+
+    #[test]
+    fn mcnemar_exact_matches_hand_computed_values() {
+        // No discordant pairs: no evidence either way.
+        close(mcnemar_exact(0, 0), 1.0);
+        // One discordant pair: 2 · P[X ≤ 0] with n = 1 is 2 · 1/2 = 1.
+        close(mcnemar_exact(1, 0), 1.0);
+        // b = 0, c = 5: 2 · (1/2)^5 = 0.0625.
+        close(mcnemar_exact(0, 5), 0.0625);
+        close(mcnemar_exact(5, 0), 0.0625);
+        // b = 1, c = 9: 2 · (C(10,0) + C(10,1)) / 2^10 = 2 · 11 / 1024.
+        close(mcnemar_exact(1, 9), 22.0 / 1024.0);
+        // b = 3, c = 3: symmetric, capped at 1.
+        close(mcnemar_exact(3, 3), 1.0);
+        // b = 2, c = 8: 2 · (1 + 10 + 45) / 1024 = 0.109375.
+        close(mcnemar_exact(2, 8), 0.109_375);
+        // Large counts stay finite: b = 0, c = 2000 underflows to 0, never NaN.
+        let p = mcnemar_exact(0, 2000);
+        assert!((0.0..1e-300).contains(&p), "{p}");
+        // b = 40, c = 60 (R: binom.test(40, 100)$p.value = 0.05688793).
+        assert!((mcnemar_exact(40, 60) - 0.056_887_93).abs() < 1e-7);
     }
 }
