@@ -159,8 +159,11 @@ pub enum CassetteError {
         location: String,
         message: String,
     },
+    /// The file exists but holds nothing.
+    #[error("cassette `{}` is an empty file\nhint: delete it and record it again, or restore it from version control", path.display())]
+    Empty { path: PathBuf },
     /// The file has another format version.
-    #[error("cassette `{}` has format_version {found}; this harness reads format_version 1", path.display())]
+    #[error("cassette `{}` has format_version {found}; this harness reads format_version 1 and 2\nhint: a newer harness wrote it; upgrade harness", path.display())]
     Version { path: PathBuf, found: String },
     /// Reading or writing failed.
     #[error("failed to {action} cassette `{}`: {source}", path.display())]
@@ -192,6 +195,20 @@ impl CassetteError {
             path: path.to_owned(),
             hint: record_hint(task, provider, model),
         }
+    }
+
+    /// A `Missing` error whose ids are guessed from `<root>/<task>/<provider>--<model>.yaml`.
+    pub fn missing_unknown(path: &Path) -> Self {
+        let task = path
+            .parent()
+            .and_then(Path::file_name)
+            .map_or_else(|| "<task>".to_owned(), |s| s.to_string_lossy().into_owned());
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (provider, model) = stem.split_once("--").unwrap_or(("<provider>", "<model>"));
+        CassetteError::missing(path, &task, provider, model)
     }
 }
 

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+use super::CassetteError;
 use super::compare::{
     NormalizeRule, apply_rules, divergence_diff, first_difference, map_strings, replace_path,
 };
@@ -18,7 +19,6 @@ use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
 };
 use super::sse_capture::{RawEvent, encode};
-use super::{CassetteError, record_hint};
 use crate::providers::transport::{
     BodyStream, HttpRequest, HttpResponse, Transport, TransportError,
 };
@@ -99,10 +99,7 @@ impl Player {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CassetteError::Missing {
-                    path: path.to_owned(),
-                    hint: hint_from_path(path),
-                });
+                return Err(CassetteError::missing_unknown(path));
             }
             Err(source) => {
                 return Err(CassetteError::Io {
@@ -172,20 +169,6 @@ impl Player {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// The record command guessed from `<root>/<task>/<provider>--<model>.yaml`.
-fn hint_from_path(path: &Path) -> String {
-    let task = path
-        .parent()
-        .and_then(Path::file_name)
-        .map_or_else(|| "<task>".to_owned(), |s| s.to_string_lossy().into_owned());
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (provider, model) = stem.split_once("--").unwrap_or(("<provider>", "<model>"));
-    record_hint(&task, provider, model)
 }
 
 impl Shared {
@@ -348,7 +331,9 @@ impl Transport for Player {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::format::{CassetteHeader, RecordedRequest, RecordedResponse, SseEvent};
+    use crate::cassettes::format::{
+        CassetteHeader, RecordedEvent, RecordedRequest, RecordedResponse,
+    };
     use crate::providers::ApiKind;
     use futures::StreamExt;
     use std::collections::BTreeMap;
@@ -376,7 +361,7 @@ mod tests {
                         status: 200,
                         headers: BTreeMap::new(),
                         body: ResponseBody::Sse {
-                            events: vec![SseEvent {
+                            events: vec![RecordedEvent {
                                 event: Some("x".into()),
                                 data: Some(json!({"path": "/workspace/a.txt"})),
                                 text: None,

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use super::compare::{map_strings, replace_path};
 use super::format::{
-    Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedRequest,
-    RecordedResponse, ResponseBody, SseEvent, StreamEnd, filter_headers,
+    Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedEvent,
+    RecordedRequest, RecordedResponse, ResponseBody, StreamEnd, filter_headers,
 };
 use super::sse_capture::{RawEvent, SseCapture};
 use super::{CassetteError, secrets};
@@ -291,7 +291,7 @@ impl Tee {
         }
     }
 
-    fn to_event(&self, e: RawEvent) -> SseEvent {
+    fn to_event(&self, e: RawEvent) -> RecordedEvent {
         let (data, text) = if e.data.is_empty() {
             (None, None)
         } else {
@@ -304,7 +304,7 @@ impl Tee {
                 _ => (None, Some(self.shared.scrub_str(&e.data))),
             }
         };
-        SseEvent {
+        RecordedEvent {
             event: e.event,
             data,
             text,
