@@ -58,6 +58,71 @@ pub fn replace_path(s: &str, from: &str, to: &str) -> String {
     out
 }
 
+/// Host paths that vary from run to run (the workspace, bash's full-output folder) and the fixed
+/// placeholders written for them in cassettes. Each path is matched as given and canonicalised
+/// (longest first, so a canonical path that extends the given one is replaced whole), and only at
+/// path-segment boundaries.
+#[derive(Debug, Clone, Default)]
+pub struct PathMap {
+    /// `(host spelling, placeholder)`, longest host spelling first.
+    pairs: Vec<(String, String)>,
+    /// `(placeholder, the host path it stands for in this run)`, in insertion order.
+    restore: Vec<(String, String)>,
+}
+
+impl PathMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        PathMap::default()
+    }
+
+    /// Maps a workspace to [`super::WORKSPACE_PLACEHOLDER`].
+    pub fn workspace(path: &std::path::Path) -> Self {
+        PathMap::new().with(path, super::WORKSPACE_PLACEHOLDER)
+    }
+
+    /// Maps `path` (and its canonical form) to `placeholder`.
+    pub fn with(mut self, path: &std::path::Path, placeholder: &str) -> Self {
+        let given = path.to_string_lossy().into_owned();
+        let mut spellings = vec![given.clone()];
+        if let Ok(canon) = path.canonicalize() {
+            let canon = canon.to_string_lossy().into_owned();
+            if canon != given {
+                spellings.push(canon);
+            }
+        }
+        for s in spellings {
+            if !s.is_empty() && s != "/" {
+                self.pairs.push((s, placeholder.to_owned()));
+            }
+        }
+        self.pairs.sort_by_key(|(w, _)| std::cmp::Reverse(w.len()));
+        if !given.is_empty() && given != "/" {
+            self.restore.push((placeholder.to_owned(), given));
+        }
+        self
+    }
+
+    /// `s` with every host path replaced by its placeholder.
+    pub fn to_placeholders(&self, s: &str) -> String {
+        let mut out = s.to_owned();
+        for (path, placeholder) in &self.pairs {
+            out = replace_path(&out, path, placeholder);
+        }
+        out
+    }
+
+    /// `s` with every placeholder replaced by this run's host path (for served responses, so
+    /// recorded tool calls name real files).
+    pub fn to_host(&self, s: &str) -> String {
+        let mut out = s.to_owned();
+        for (placeholder, path) in &self.restore {
+            out = replace_path(&out, placeholder, path);
+        }
+        out
+    }
+}
+
 /// Applies `f` to every string (not keys) in `v`.
 pub fn map_strings(v: &mut Value, f: &dyn Fn(&str) -> String) {
     match v {

@@ -79,6 +79,11 @@ pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 /// The default placeholder written in place of the workspace path.
 pub const WORKSPACE_PLACEHOLDER: &str = "/workspace";
 
+/// The placeholder written in place of the folder of bash's full-output files (a temp folder
+/// per run), so `/tmp/harness-bash-Xy12/pi-bash-….log` is recorded as
+/// `/tmp/harness-bash/pi-bash-….log`.
+pub const BASH_OUTPUT_PLACEHOLDER: &str = "/tmp/harness-bash";
+
 /// What a cassette was recorded with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -578,6 +583,22 @@ impl Cassette {
         serde_yaml_ng::to_string(self)
     }
 
+    /// Reads and parses the cassette at `path` (a missing file is [`CassetteError::Missing`]).
+    pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                CassetteError::missing_unknown(path)
+            } else {
+                CassetteError::Io {
+                    action: "read",
+                    path: path.to_owned(),
+                    source: e,
+                }
+            }
+        })?;
+        Cassette::from_yaml(&text, path)
+    }
+
     /// Parses a cassette of any readable version; `path` is only used in error messages.
     pub fn from_yaml(text: &str, path: &Path) -> Result<Cassette, CassetteError> {
         if text.trim().is_empty() {
@@ -586,7 +607,7 @@ impl Cassette {
             });
         }
         // Check the version first, so a newer file says so instead of failing on a new field.
-        check_version(&header_prefix(text), path)?;
+        check_version(header_prefix(text), path)?;
         let cassette: Cassette = serde_yaml_ng::from_str(text).map_err(|e| malformed(e, path))?;
         check_recorded_at(&cassette.header.recorded_at, path)?;
         Ok(cassette)

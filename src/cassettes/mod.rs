@@ -30,9 +30,12 @@
 //! ```
 
 pub mod compare;
+pub mod divergence;
 pub mod format;
+pub mod noise;
 pub mod player;
 pub mod recorder;
+pub mod rerecorder;
 pub mod secrets;
 pub mod sse_capture;
 
@@ -42,8 +45,9 @@ use serde::{Deserialize, Serialize};
 
 pub use compare::NormalizeRule;
 pub use format::{Cassette, CassetteHeader, WORKSPACE_PLACEHOLDER};
-pub use player::{Divergence, Player};
+pub use player::{Divergence, Mismatch, OnDivergence, Player};
 pub use recorder::Recorder;
+pub use rerecorder::Rerecorder;
 pub use secrets::SecretFinding;
 
 /// How the harness uses cassettes.
@@ -58,6 +62,10 @@ pub enum CassetteMode {
     Auto,
     /// Call the live provider, no cassette read or written.
     Live,
+    /// Replay the matched prefix, go live at the first request that differs, and write the new
+    /// conversation beside the old cassette as `NAME.yaml.new` for `harness review`. Under `CI`
+    /// it goes no further than a replay and says what would be re-recorded.
+    Rerecord,
 }
 
 /// The environment variable naming the mode when no flag is given.
@@ -69,6 +77,7 @@ pub enum CassettePlan {
     Replay,
     Record,
     Live,
+    Rerecord,
 }
 
 impl CassetteMode {
@@ -78,6 +87,8 @@ impl CassetteMode {
             CassetteMode::Replay => CassettePlan::Replay,
             CassetteMode::Record => CassettePlan::Record,
             CassetteMode::Live => CassettePlan::Live,
+            // Nothing to replay: the whole conversation is new, and still goes to review.
+            CassetteMode::Rerecord => CassettePlan::Rerecord,
             CassetteMode::Auto if cassette_exists => CassettePlan::Replay,
             CassetteMode::Auto => CassettePlan::Record,
         }
@@ -141,9 +152,35 @@ pub fn cassette_path(root: &Path, task: &str, provider: &str, model: &str) -> Pa
     ))
 }
 
-/// The command that records a task's cassette.
+/// The command that records a task's cassette (with the default folders).
 pub fn record_hint(task: &str, provider: &str, model: &str) -> String {
-    format!("harness run tasks/ --task {task} --cassette-mode record --model {provider}/{model}")
+    record_hint_in(
+        Path::new("tasks/"),
+        Path::new("cassettes"),
+        task,
+        provider,
+        model,
+    )
+}
+
+/// The command that records a task's cassette, naming the tasks and cassettes folders the user
+/// ran with (`--cassettes` only when it is not the default).
+pub fn record_hint_in(
+    tasks: &Path,
+    cassettes: &Path,
+    task: &str,
+    provider: &str,
+    model: &str,
+) -> String {
+    let cassettes_flag = if cassettes == Path::new("cassettes") {
+        String::new()
+    } else {
+        format!(" --cassettes {}", cassettes.display())
+    };
+    format!(
+        "harness run {}{cassettes_flag} --task {task} --cassette-mode record --model {provider}/{model}",
+        tasks.display()
+    )
 }
 
 /// Why a cassette could not be read, written or used.
@@ -184,7 +221,7 @@ pub enum CassetteError {
     #[error("failed to serialise cassette `{}`: {message}", path.display())]
     Serialize { path: PathBuf, message: String },
     /// `HARNESS_CASSETTE_MODE` holds something else than a mode.
-    #[error("{MODE_ENV}={value:?} is not a cassette mode (replay, record, auto, live)")]
+    #[error("{MODE_ENV}={value:?} is not a cassette mode (replay, record, auto, live, rerecord)")]
     BadMode { value: String },
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::CassetteError;
 use super::compare::{
-    NormalizeRule, apply_rules, divergence_diff, first_difference, map_strings, replace_path,
+    NormalizeRule, PathMap, apply_rules, divergence_diff, first_difference, map_strings,
 };
 use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
@@ -67,6 +67,29 @@ impl std::fmt::Display for Divergence {
     }
 }
 
+/// What a replay does when a request differs from the recorded one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum OnDivergence {
+    /// Stop the run at the first request that differs (strict; the run is `diverged`).
+    #[default]
+    Stop,
+    /// Answer every request with its recorded response even when the request differs, as long
+    /// as the conversation lines up (a request past the end of the cassette still stops it):
+    /// the model's recorded actions run against today's tools, and the run gets its real
+    /// outcome together with its divergences.
+    Continue,
+}
+
+/// A request that differed from its recording: both sides normalised (placeholders and rules
+/// applied), as `{method, path, headers, body}`, for classifying what changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// 0-based request index.
+    pub interaction: usize,
+    pub recorded: Value,
+    pub now: Value,
+}
+
 /// Answers requests from a cassette. Cheap to clone: clones share the position and the
 /// divergence, so keep one clone to ask [`Player::divergence`] while the provider holds another.
 #[derive(Clone)]
@@ -78,39 +101,33 @@ struct Shared {
     path: PathBuf,
     cassette: Cassette,
     rules: Vec<NormalizeRule>,
-    workspaces: Vec<String>,
+    paths: PathMap,
+    policy: OnDivergence,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
 struct State {
     next: usize,
+    /// The first divergence (the one a `stop` replay stopped at).
     divergence: Option<Divergence>,
+    /// Every request that differed, in order.
+    mismatches: Vec<Mismatch>,
+    /// The index of a request made past the end of the cassette, if any.
+    extra_request: Option<usize>,
 }
 
 impl Player {
-    /// Loads `path`. `rules` are the task's normalisation rules; `workspace` is this run's
-    /// workspace, compared as the placeholder and substituted for it in served responses.
+    /// Loads `path`. `rules` are the normalisation rules applied to both sides; `paths` maps
+    /// this run's host paths (the workspace, bash's output folder) to the cassette's
+    /// placeholders, compared as the placeholder and substituted back in served responses.
     pub fn load(
         path: &Path,
         rules: Vec<NormalizeRule>,
-        workspace: &Path,
+        paths: PathMap,
     ) -> Result<Player, CassetteError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(CassetteError::missing_unknown(path));
-            }
-            Err(source) => {
-                return Err(CassetteError::Io {
-                    action: "read",
-                    path: path.to_owned(),
-                    source,
-                });
-            }
-        };
-        let cassette = Cassette::from_yaml(&text, path)?;
-        Ok(Player::from_cassette(cassette, path, rules, workspace))
+        let cassette = Cassette::load(path)?;
+        Ok(Player::from_cassette(cassette, path, rules, paths))
     }
 
     /// A player over an in-memory cassette (`path` names it in messages).
@@ -118,26 +135,38 @@ impl Player {
         cassette: Cassette,
         path: &Path,
         rules: Vec<NormalizeRule>,
-        workspace: &Path,
+        paths: PathMap,
     ) -> Player {
-        let mut workspaces = vec![workspace.to_string_lossy().into_owned()];
-        if let Ok(c) = workspace.canonicalize() {
-            let c = c.to_string_lossy().into_owned();
-            if !workspaces.contains(&c) {
-                workspaces.push(c);
-            }
-        }
-        workspaces.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        workspaces.retain(|w| !w.is_empty() && w != "/");
         Player {
             shared: Arc::new(Shared {
                 path: path.to_owned(),
                 cassette,
                 rules,
-                workspaces,
+                paths,
+                policy: OnDivergence::Stop,
                 state: Mutex::new(State::default()),
             }),
         }
+    }
+
+    /// The same player with another divergence policy (call before the first request).
+    pub fn with_policy(self, policy: OnDivergence) -> Player {
+        let shared = Arc::try_unwrap(self.shared).unwrap_or_else(|shared| Shared {
+            path: shared.path.clone(),
+            cassette: shared.cassette.clone(),
+            rules: shared.rules.clone(),
+            paths: shared.paths.clone(),
+            policy: shared.policy,
+            state: Mutex::new(State::default()),
+        });
+        Player {
+            shared: Arc::new(Shared { policy, ..shared }),
+        }
+    }
+
+    /// What the player does when a request differs.
+    pub fn policy(&self) -> OnDivergence {
+        self.shared.policy
     }
 
     /// The cassette being replayed.
@@ -145,9 +174,24 @@ impl Player {
         &self.shared.cassette
     }
 
+    /// The file being replayed.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
     /// The first divergence, if the run stopped matching.
     pub fn divergence(&self) -> Option<Divergence> {
         self.lock().divergence.clone()
+    }
+
+    /// Every request that differed from its recording, in order.
+    pub fn mismatches(&self) -> Vec<Mismatch> {
+        self.lock().mismatches.clone()
+    }
+
+    /// The index of the request made past the end of the cassette, if the run made one.
+    pub fn extra_request(&self) -> Option<usize> {
+        self.lock().extra_request
     }
 
     /// Recorded interactions not (yet) served: more than zero after a finished run means the
@@ -173,15 +217,12 @@ impl Player {
 
 impl Shared {
     fn normalise(&self, v: &mut Value, from_live: bool) {
-        let placeholder = &self.cassette.header.workspace_placeholder;
         map_strings(v, &|s| {
-            let mut out = s.to_owned();
             if from_live {
-                for w in &self.workspaces {
-                    out = replace_path(&out, w, placeholder);
-                }
+                apply_rules(&self.paths.to_placeholders(s), &self.rules)
+            } else {
+                apply_rules(s, &self.rules)
             }
-            apply_rules(&out, &self.rules)
         });
     }
 
@@ -198,16 +239,24 @@ impl Shared {
         v
     }
 
-    /// `None` if `request` matches interaction `index`, else the divergence.
-    fn compare(&self, index: usize, request: &HttpRequest) -> Option<Divergence> {
+    /// `None` if `request` matches interaction `index`, else the divergence and, for a recorded
+    /// interaction, both normalised sides.
+    fn compare(
+        &self,
+        index: usize,
+        request: &HttpRequest,
+    ) -> Option<(Divergence, Option<Mismatch>)> {
         let total = self.cassette.interactions.len();
         let Some(recorded) = self.cassette.interactions.get(index) else {
-            return Some(Divergence {
-                interaction: index,
-                total,
-                what: "request count".to_owned(),
-                diff: String::new(),
-            });
+            return Some((
+                Divergence {
+                    interaction: index,
+                    total,
+                    what: "request count".to_owned(),
+                    diff: String::new(),
+                },
+                None,
+            ));
         };
         let r = &recorded.request;
         let old = self.request_value(&r.method, &r.path, &json!(r.headers), &r.body, false);
@@ -221,21 +270,26 @@ impl Shared {
         );
         let what = first_difference(&old, &new, "")?;
         let what = what.trim_start_matches('.').to_owned();
-        Some(Divergence {
+        let divergence = Divergence {
             interaction: index,
             total,
             diff: divergence_diff(&old, &new, &what),
             what,
-        })
+        };
+        Some((
+            divergence,
+            Some(Mismatch {
+                interaction: index,
+                recorded: old,
+                now: new,
+            }),
+        ))
     }
 
     /// The recorded response with the placeholder turned back into this run's workspace path,
     /// so recorded tool calls name real files.
     fn restore(&self, s: &str) -> String {
-        match self.workspaces.first() {
-            Some(w) => replace_path(s, &self.cassette.header.workspace_placeholder, w),
-            None => s.to_owned(),
-        }
+        self.paths.to_host(s)
     }
 
     fn restore_value(&self, v: &Value) -> Value {
@@ -309,7 +363,9 @@ impl Transport for Player {
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
         let shared = &self.shared;
         let mut state = self.lock();
-        if let Some(d) = &state.divergence {
+        if shared.policy == OnDivergence::Stop
+            && let Some(d) = &state.divergence
+        {
             return Err(TransportError::Cassette(format!(
                 "cassette `{}` already diverged: {}",
                 shared.path.display(),
@@ -317,10 +373,17 @@ impl Transport for Player {
             )));
         }
         let index = state.next;
-        if let Some(d) = shared.compare(index, &request) {
+        if let Some((d, mismatch)) = shared.compare(index, &request) {
             let msg = format!("cassette `{}`: {d}", shared.path.display());
-            state.divergence = Some(d);
-            return Err(TransportError::Cassette(msg));
+            let past_the_end = mismatch.is_none();
+            if past_the_end {
+                state.extra_request = Some(index);
+            }
+            state.mismatches.extend(mismatch);
+            state.divergence.get_or_insert(d);
+            if shared.policy == OnDivergence::Stop || past_the_end {
+                return Err(TransportError::Cassette(msg));
+            }
         }
         state.next += 1;
         drop(state);
@@ -399,6 +462,10 @@ mod tests {
         }
     }
 
+    fn ws(path: &str) -> PathMap {
+        PathMap::new().with(Path::new(path), "/workspace")
+    }
+
     async fn collect(resp: HttpResponse) -> (String, Option<TransportError>) {
         let mut s = resp.body;
         let mut out = Vec::new();
@@ -414,12 +481,7 @@ mod tests {
     #[tokio::test]
     async fn serves_in_order_with_workspace_and_rules_normalised() {
         let rules = vec![NormalizeRule::new(r"\d{4}-\d{2}-\d{2}", "<date>").unwrap()];
-        let p = Player::from_cassette(
-            cassette(),
-            Path::new("c.yaml"),
-            rules,
-            Path::new("/tmp/run-42"),
-        );
+        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), rules, ws("/tmp/run-42"));
         let resp = p
             .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
             .await
@@ -445,12 +507,7 @@ mod tests {
 
     #[tokio::test]
     async fn divergence_names_the_request_path_and_diff() {
-        let p = Player::from_cassette(
-            cassette(),
-            Path::new("c.yaml"),
-            vec![],
-            Path::new("/tmp/run-42"),
-        );
+        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), vec![], ws("/tmp/run-42"));
         let err = p
             .send(request("read /tmp/run-42/a.txt at 2026-11-30"))
             .await
@@ -483,7 +540,7 @@ mod tests {
 
     #[tokio::test]
     async fn method_and_path_must_match() {
-        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), vec![], Path::new("/w2"));
+        let p = Player::from_cassette(cassette(), Path::new("c.yaml"), vec![], ws("/w2"));
         let mut r = request("x");
         r.url = "https://api.example.com/v1/other".into();
         p.send(r).await.err().unwrap();
@@ -495,7 +552,7 @@ mod tests {
         let err = Player::load(
             Path::new("/nonexistent/fix-bug/anthropic--claude-x.yaml"),
             vec![],
-            Path::new("/w"),
+            ws("/w"),
         )
         .err()
         .unwrap();

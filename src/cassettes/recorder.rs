@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures::Stream;
 use serde_json::Value;
 
-use super::compare::{map_strings, replace_path};
+use super::compare::{PathMap, map_strings};
 use super::format::{
     Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedEvent,
     RecordedRequest, RecordedResponse, ResponseBody, StreamEnd, filter_headers,
@@ -34,8 +34,8 @@ pub struct Recorder {
 }
 
 struct Shared {
-    /// The workspace path spellings to replace (as given, and canonical if different).
-    workspaces: Vec<String>,
+    /// The host paths to replace by placeholders (the workspace, bash's output folder).
+    paths: PathMap,
     placeholder: String,
     secrets: Vec<String>,
     slots: Mutex<Vec<Slot>>,
@@ -60,11 +60,7 @@ impl Shared {
     }
 
     fn scrub_str(&self, s: &str) -> String {
-        let mut out = s.to_owned();
-        for w in &self.workspaces {
-            out = replace_path(&out, w, &self.placeholder);
-        }
-        out
+        self.paths.to_placeholders(s)
     }
 
     fn scrub(&self, v: &mut Value) {
@@ -73,28 +69,39 @@ impl Shared {
 }
 
 impl Recorder {
-    /// Records through `inner`. `workspace` is replaced by [`super::WORKSPACE_PLACEHOLDER`] in
-    /// everything recorded; `secrets` are the key values in use, refused by [`Recorder::finish`].
-    pub fn new(inner: Arc<dyn Transport>, workspace: PathBuf, secrets: Vec<String>) -> Self {
-        let mut workspaces = vec![workspace.to_string_lossy().into_owned()];
-        if let Ok(canon) = workspace.canonicalize() {
-            let canon = canon.to_string_lossy().into_owned();
-            if !workspaces.contains(&canon) {
-                workspaces.push(canon);
-            }
-        }
-        // Longest first, so a canonical path that extends the given one is replaced whole.
-        workspaces.sort_by_key(|w| std::cmp::Reverse(w.len()));
-        workspaces.retain(|w| !w.is_empty() && w != "/");
+    /// Records through `inner`. `paths` maps this run's host paths to the placeholders written
+    /// instead (the workspace to [`super::WORKSPACE_PLACEHOLDER`], bash's output folder to
+    /// [`super::format::BASH_OUTPUT_PLACEHOLDER`]); `secrets` are the key values in use, refused
+    /// by [`Recorder::finish`].
+    pub fn new(inner: Arc<dyn Transport>, paths: PathMap, secrets: Vec<String>) -> Self {
         Recorder {
             inner,
             shared: Arc::new(Shared {
-                workspaces,
+                paths,
                 placeholder: super::WORKSPACE_PLACEHOLDER.to_owned(),
                 secrets,
                 slots: Mutex::new(Vec::new()),
             }),
         }
+    }
+
+    /// Adds an interaction that was not sent through this recorder (already in placeholder form:
+    /// the replayed prefix of a re-recording).
+    pub fn push_existing(&self, interaction: Interaction) {
+        let Interaction { request, response } = interaction;
+        self.shared.lock().push(Slot {
+            request,
+            response: Some(PendingResponse {
+                status: response.status,
+                headers: response.headers,
+                body: Some(response.body),
+            }),
+        });
+    }
+
+    /// The key values this recorder refuses to write.
+    pub fn secrets(&self) -> Vec<String> {
+        self.shared.secrets.clone()
     }
 
     /// How many requests have been recorded so far.
@@ -397,7 +404,8 @@ mod tests {
     }
 
     async fn record_one(inner: Canned, read_chunks: usize) -> (Cassette, Vec<Bytes>) {
-        let rec = Recorder::new(Arc::new(inner), PathBuf::from("/tmp/ws-9"), vec![]);
+        let paths = PathMap::new().with(Path::new("/tmp/ws-9"), "/workspace");
+        let rec = Recorder::new(Arc::new(inner), paths, vec![]);
         let resp = rec.send(request()).await.unwrap();
         let mut body = resp.body;
         let mut got = Vec::new();

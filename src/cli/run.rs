@@ -43,6 +43,18 @@ pub struct RunArgs {
     #[arg(long = "cassette-mode", value_enum)]
     pub cassette_mode: Option<CassetteMode>,
 
+    /// What a replay does when a request differs from its recording: stop (default; the run is
+    /// `diverged`) or continue (answer with the recorded responses anyway, run the recorded
+    /// actions against today's tools, and report the real outcome with every difference).
+    #[arg(long = "on-divergence", value_enum, default_value = "stop")]
+    pub on_divergence: cassettes::OnDivergence,
+
+    /// Compare the run's deterministic outcome table with this committed snapshot: equal is
+    /// success; different prints a diff and, locally, writes FILE.new for `harness review`
+    /// (under CI nothing is written). A missing snapshot is proposed the same way.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+
     /// Shorthand for `--cassette-mode record`.
     #[arg(long, conflicts_with = "cassette_mode")]
     pub record: bool,
@@ -176,8 +188,11 @@ async fn run_async(args: RunArgs) -> ExitCode {
     let selected: Vec<Arc<tasks::Task>> = selected.into_iter().map(Arc::new).collect();
     let report_dir = fresh_report_dir(&args.reports);
     let mut options = RunOptions::new(args.cassettes.clone(), report_dir.clone());
+    options.tasks_dir = args.tasks.clone();
     options.models = models;
     options.mode = mode;
+    options.on_divergence = args.on_divergence;
+    options.ci = cassettes::ci_set(std::env::var("CI").ok().as_deref());
     if let Some(jobs) = args.jobs {
         options.jobs = jobs.max(1);
     }
@@ -219,10 +234,13 @@ async fn run_async(args: RunArgs) -> ExitCode {
     let reporter = Arc::new(TerminalProgress::new(!args.quiet));
     let mut records = runner::execute(planned, &options, reporter).await;
     for task in unplanned {
-        records.push(runner::missing_cassette_record(
-            task,
-            &options.cassettes_dir,
-        ));
+        let record =
+            runner::missing_cassette_record(task, &options.tasks_dir, &options.cassettes_dir);
+        eprintln!(
+            "error: {}",
+            record.detail.as_deref().unwrap_or(&record.reason)
+        );
+        records.push(record);
     }
 
     let written = reports::write_report(&report_dir, &records, &[]);

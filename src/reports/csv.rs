@@ -79,6 +79,11 @@ pub fn runs_columns() -> Vec<String> {
             "retries",
             "attempts",
             "counted",
+            "divergence_kind",
+            "divergence_turn",
+            "divergences",
+            "recorded_outcome",
+            "outcome_change",
         ]
         .map(String::from),
     );
@@ -86,7 +91,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 32] = [
+pub const SUMMARY_COLUMNS: [&str; 34] = [
     "provider",
     "model",
     "runs",
@@ -119,6 +124,8 @@ pub const SUMMARY_COLUMNS: [&str; 32] = [
     "pass_at_k_tasks",
     "retries",
     "attempts",
+    "drifted",
+    "outcomes_changed",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -182,6 +189,13 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
         r.retries.to_string(),
         r.attempts.to_string(),
         r.counts_for_pass_rate().to_string(),
+        r.divergence_kind.clone().unwrap_or_default(),
+        r.divergence_turn.map(|t| t.to_string()).unwrap_or_default(),
+        r.divergences.to_string(),
+        r.recorded_outcome.clone().unwrap_or_default(),
+        r.outcome_change
+            .map(|c| c.name().to_owned())
+            .unwrap_or_default(),
     ]);
     row
 }
@@ -229,6 +243,8 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
             .unwrap_or_default(),
         s.retries.to_string(),
         s.attempts.to_string(),
+        s.drifted.to_string(),
+        s.outcomes_changed.to_string(),
     ]);
     row
 }

@@ -47,14 +47,39 @@ pub fn edits_cell(r: &RunRecord) -> String {
 
 /// The outcome as the tables show it: `error (rate_limited)` for an error with a kind.
 pub fn outcome_label(r: &RunRecord) -> String {
-    match (&r.outcome, &r.error_kind) {
+    let label = match (&r.outcome, &r.error_kind) {
         (Outcome::Error, Some(kind)) => format!("error ({kind})"),
         (outcome, _) => outcome.name().to_owned(),
+    };
+    match (r.is_drifted(), r.outcome_change) {
+        (true, Some(change)) => format!("{label} (drifted, {})", change.name()),
+        (true, None) => format!("{label} (drifted)"),
+        (false, _) => label,
     }
 }
 
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// ` N replays drifted from their cassettes (M outcomes changed).` when any did, else empty.
+fn drift_sentence(records: &[&RunRecord]) -> String {
+    let drifted = records.iter().filter(|r| r.is_drifted()).count();
+    if drifted == 0 {
+        return String::new();
+    }
+    let changed = records
+        .iter()
+        .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+        .count();
+    format!(
+        " {} drifted from {} cassette{} ({} outcome{} changed).",
+        plural(drifted, "replay"),
+        if drifted == 1 { "its" } else { "their" },
+        if drifted == 1 { "" } else { "s" },
+        changed,
+        if changed == 1 { "" } else { "s" }
+    )
 }
 
 /// `summary.md` for records already in report order.
@@ -71,7 +96,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     let _ = writeln!(out, "# Harness results\n");
     let _ = writeln!(
         out,
-        "{} of {} with {}: {} passed, {} failed, {} diverged, {} errored ({} infrastructure), {} limit reached, {} skipped; {}.\n",
+        "{} of {} with {}: {} passed, {} failed, {} diverged, {} errored ({} infrastructure), {} limit reached, {} skipped; {}.{}\n",
         plural(records.len(), "run"),
         plural(tasks.len(), "task"),
         plural(summaries.len(), "provider/model pair"),
@@ -83,6 +108,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         count(Outcome::LimitReached),
         count(Outcome::Skipped),
         plural(retries as usize, "retried request"),
+        drift_sentence(records),
     );
 
     let _ = writeln!(out, "## By provider and model\n");
@@ -91,6 +117,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         .map(|s| {
             let mut row = summary_counts(s);
             row.extend([
+                s.drifted.to_string(),
                 s.infra_errors.to_string(),
                 s.count(Outcome::Skipped).to_string(),
                 percent(s.pass_rate()),
@@ -114,6 +141,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
             "diverged",
             "error",
             "limit",
+            "drifted",
             "infra errors",
             "skipped",
             "pass rate",
@@ -127,7 +155,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     );
     let _ = writeln!(
         out,
-        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`) and skipped runs are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs.",
+        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`), skipped runs, and replays that no longer match their cassette (`diverged`, or `drifted`: run to a verdict with `--on-divergence continue`, also counted under that verdict) are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs.",
         CostTotal::of(&summaries).display(6)
     );
 

@@ -159,6 +159,18 @@ pub fn write_run_artifacts(
     Ok(run_dir)
 }
 
+/// Writes one more file into a run's folder (`divergence.md`, ...); returns its path.
+pub fn write_run_file(
+    dir: &Path,
+    record: &RunRecord,
+    name: &str,
+    text: String,
+) -> Result<PathBuf, ReportError> {
+    let path = dir.join(record.run_dir()).join(name);
+    write_file(&path, text)?;
+    Ok(path)
+}
+
 fn create_dir(dir: &Path) -> Result<(), ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
@@ -204,6 +216,11 @@ pub struct ModelSummary {
     pub infra_errors: u32,
     /// Runs that count in pass rates ([`RunRecord::counts_for_pass_rate`]).
     pub counted: u32,
+    /// Replays that reached a verdict although their conversation drifted from the cassette
+    /// ([`RunRecord::is_drifted`]; `--on-divergence continue`), left out of pass rates.
+    pub drifted: u32,
+    /// Replays whose outcome is not the one their cassette recorded.
+    pub outcomes_changed: u32,
     /// Per task: (runs that count, of which passed).
     pub tasks: BTreeMap<String, (u64, u64)>,
     /// The highest epoch seen: the `k` of pass@k.
@@ -236,19 +253,20 @@ impl ModelSummary {
         self.outcomes.get(&outcome).copied().unwrap_or(0)
     }
 
-    /// Passed runs over the runs that count (infrastructure errors and skipped runs left out);
-    /// `None` when no run counts.
+    /// Passed runs among the runs that count.
+    pub fn counted_passed(&self) -> u64 {
+        self.tasks.values().map(|(_, passed)| passed).sum()
+    }
+
+    /// Passed runs over the runs that count (infrastructure errors, skipped, diverged and
+    /// drifted runs left out); `None` when no run counts.
     pub fn pass_rate(&self) -> Option<f64> {
-        (self.counted > 0).then(|| f64::from(self.count(Outcome::Passed)) / f64::from(self.counted))
+        (self.counted > 0).then(|| self.counted_passed() as f64 / f64::from(self.counted))
     }
 
     /// The 95% Wilson score interval of [`ModelSummary::pass_rate`].
     pub fn pass_rate_interval(&self) -> Option<Interval> {
-        wilson_interval(
-            u64::from(self.count(Outcome::Passed)),
-            u64::from(self.counted),
-            Z_95,
-        )
+        wilson_interval(self.counted_passed(), u64::from(self.counted), Z_95)
     }
 
     /// pass@1 averaged over tasks (each task weighs the same, whatever its run count).
@@ -308,6 +326,12 @@ impl ModelSummary {
         *self.outcomes.entry(r.outcome).or_default() += 1;
         if r.is_infrastructure_error() {
             self.infra_errors += 1;
+        }
+        if r.is_drifted() {
+            self.drifted += 1;
+        }
+        if r.outcome_change == Some(crate::scoring::OutcomeChange::Changed) {
+            self.outcomes_changed += 1;
         }
         if r.counts_for_pass_rate() {
             self.counted += 1;
@@ -401,7 +425,8 @@ impl CostTotal {
 pub const UNKNOWN: &str = "-";
 
 /// The first cells of a model's row in `summary.csv` and `summary.md`: provider, model, runs,
-/// then the passed, failed, diverged, error and limit-reached counts.
+/// then the passed, failed, diverged, error and limit-reached counts (every outcome, drifted
+/// replays included under their verdict).
 pub(crate) fn summary_counts(s: &ModelSummary) -> Vec<String> {
     vec![
         s.provider.clone(),

@@ -94,15 +94,16 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
         "pass@k",
         "infra errors",
         "skipped",
+        "drifted",
         "retries",
         "cost",
     ];
-    let rows: Vec<(Outcome, [String; 9])> = summaries
+    let rows: Vec<(Outcome, [String; 10])> = summaries
         .iter()
         .map(|s| (Outcome::Passed, model_row(s)))
         .collect();
     out.push('\n');
-    let right = [false, true, false, true, true, true, true, true, true];
+    let right = [false, true, false, true, true, true, true, true, true, true];
     aligned(&mut out, &header, &right, &rows, usize::MAX, color);
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let tokens: u64 = records.iter().map(|r| r.tokens.total).sum();
@@ -129,6 +130,14 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
             last.push_str(&format!(" ({infra} infrastructure)"));
         }
     }
+    let drifted = records.iter().filter(|r| r.is_drifted()).count();
+    if drifted > 0 {
+        let changed = records
+            .iter()
+            .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+            .count();
+        parts.push(format!("{drifted} drifted ({changed} outcomes changed)"));
+    }
     let mut totals = format!(
         "{} run{}: {}; {} tokens",
         records.len(),
@@ -151,7 +160,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     out
 }
 
-fn model_row(s: &ModelSummary) -> [String; 9] {
+fn model_row(s: &ModelSummary) -> [String; 10] {
     [
         format!("{}/{}", s.provider, s.model),
         percent(s.pass_rate()),
@@ -160,6 +169,7 @@ fn model_row(s: &ModelSummary) -> [String; 9] {
         pass_at_k_label(s),
         s.infra_errors.to_string(),
         s.count(Outcome::Skipped).to_string(),
+        s.drifted.to_string(),
         s.retries.to_string(),
         dollars(s.cost, 4),
     ]

@@ -81,6 +81,13 @@ fn rec(
         diff_lines_removed: 1,
         transcript_path: format!("{dir}/transcript.md"),
         diff_path: format!("{dir}/diff.patch"),
+        divergences: 0,
+        divergence_kind: None,
+        divergence_turn: None,
+        divergence_summary: None,
+        recorded_outcome: None,
+        outcome_change: None,
+        changed_checks: Vec::new(),
     }
 }
 
@@ -448,24 +455,24 @@ fn summary_of(records: &[RunRecord], provider: &str) -> ModelSummary {
 fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
     let records = records();
     let claude = summary_of(&records, "anthropic");
-    // Four runs: 2 passed, 1 diverged, 1 rate-limited error.
+    // Four runs: 2 passed, 1 diverged, 1 rate-limited error; only the passed ones count.
     assert_eq!(claude.runs, 4);
     assert_eq!(claude.count(Outcome::Error), 1);
     assert_eq!(claude.infra_errors, 1);
-    assert_eq!(claude.counted, 3);
-    assert_eq!(claude.pass_rate(), Some(2.0 / 3.0));
+    assert_eq!(claude.counted, 2);
+    assert_eq!(claude.pass_rate(), Some(1.0));
     assert_eq!(
         claude.pass_rate_interval(),
-        crate::scoring::stats::wilson_interval(2, 3, crate::scoring::stats::Z_95)
+        crate::scoring::stats::wilson_interval(2, 2, crate::scoring::stats::Z_95)
     );
     assert_eq!(claude.retries, 4);
     assert_eq!(claude.attempts, 20);
-    // pass@1 per task: py-fix-median 2/2, rs-add-flag 0/1 → mean 0.5. pass@2: rs-add-flag has
-    // one run that counts (< k), so only py-fix-median (1.0) is averaged.
+    // pass@1 per task: py-fix-median 2/2; rs-add-flag's only run diverged and does not count.
+    // pass@2: only py-fix-median has 2 runs that count.
     assert_eq!(claude.k(), Some(2));
-    assert_eq!(claude.pass_at_1(), Some(0.5));
+    assert_eq!(claude.pass_at_1(), Some(1.0));
     assert_eq!(claude.pass_at_k(), Some(1.0));
-    assert_eq!(claude.pass_at_k_tasks(), Some((1, 2)));
+    assert_eq!(claude.pass_at_k_tasks(), Some((1, 1)));
 
     let gpt = summary_of(&records, "openai");
     assert_eq!(gpt.runs, 3);
@@ -513,7 +520,7 @@ fn only_skipped_or_infra_runs_give_no_pass_rate() {
     assert_eq!(get("cost_usd"), "");
     let md = markdown::summary_md(&sorted(&records));
     assert!(
-        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"),
+        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"),
         "{md}"
     );
     assert!(md.contains("Total cost: -."), "{md}");
@@ -602,5 +609,52 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
     assert!(
         err.starts_with("failed to read") && err.contains("missing"),
         "{err}"
+    );
+}
+
+#[test]
+fn drifted_replays_have_their_own_column_and_stay_out_of_pass_rates() {
+    let mut held = rec("t", "p", "m", 1, Outcome::Passed, "all 1 checks passed");
+    held.divergences = 2;
+    held.divergence_kind = Some("tool_result".into());
+    held.divergence_turn = Some(3);
+    held.recorded_outcome = Some("passed".into());
+    held.outcome_change = Some(crate::scoring::OutcomeChange::Held);
+    let mut changed = rec(
+        "t",
+        "p",
+        "m",
+        2,
+        Outcome::Failed,
+        "check 'unit tests' failed",
+    );
+    changed.divergences = 1;
+    changed.recorded_outcome = Some("passed".into());
+    changed.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
+    let clean = rec("t", "p", "m", 3, Outcome::Passed, "all 1 checks passed");
+    let records = [held, changed, clean];
+    let s = &summarise(&sorted(&records))[0];
+    assert_eq!((s.drifted, s.outcomes_changed, s.counted), (2, 1, 1));
+    assert_eq!(s.pass_rate(), Some(1.0));
+    assert_eq!(
+        markdown::outcome_label(&records[0]),
+        "passed (drifted, held)"
+    );
+    assert_eq!(
+        markdown::outcome_label(&records[1]),
+        "failed (drifted, changed)"
+    );
+    let row = csv::runs_row(&records[0]);
+    let cols = csv::runs_columns();
+    let get = |name: &str| row[cols.iter().position(|c| c == name).unwrap()].clone();
+    assert_eq!(get("divergence_kind"), "tool_result");
+    assert_eq!(get("divergence_turn"), "3");
+    assert_eq!(get("divergences"), "2");
+    assert_eq!(get("outcome_change"), "held");
+    assert_eq!(get("counted"), "false");
+    let md = markdown::summary_md(&sorted(&records));
+    assert!(
+        md.contains("2 replays drifted from their cassettes (1 outcome changed)."),
+        "{md}"
     );
 }

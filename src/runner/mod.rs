@@ -7,32 +7,27 @@
 //! the runner itself never prints. Depends on everything below it; only the CLI depends on it.
 
 mod plan;
+mod run;
+mod session;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
-use crate::agent::{Agent, AgentEvent, EventSink, StopCause};
-use crate::cassettes::compare::NormalizeRule;
-use crate::cassettes::{
-    CassetteError, CassetteHeader, CassetteMode, CassettePlan, Player, Recorder,
-};
+use crate::agent::AgentEvent;
+use crate::cassettes::{CassetteMode, OnDivergence};
+use crate::providers::RequestOptions;
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::limiter::Limiter;
-use crate::providers::live::LiveTransport;
-use crate::providers::retry::{RetryPolicy, RetryStats, Retrying};
-use crate::providers::transport::Transport;
-use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings, RequestOptions};
-use crate::reports::{self, RunArtifacts};
+use crate::providers::retry::RetryPolicy;
 use crate::scoring::{self, RunRecord, ScoreInputs};
 use crate::tasks::Task;
-use crate::tools::{ToolContext, ToolSet, bash, edit};
-use crate::workspace::Workspace;
+use crate::tools::bash;
 
 pub use plan::{PlanError, PlannedRun, plan_runs, recorded_models};
+pub use session::pending_path;
 
 /// Looks an environment variable up (API keys).
 pub type KeyLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -40,12 +35,18 @@ pub type KeyLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Everything `harness run` was asked to do.
 #[derive(Clone)]
 pub struct RunOptions {
+    /// The tasks folder the user named (for hints).
+    pub tasks_dir: PathBuf,
     pub cassettes_dir: PathBuf,
     /// Where this invocation's report folder is; run folders are written as runs finish.
     pub report_dir: PathBuf,
     /// Explicit models; empty means every cassette recorded for each task (replay and auto).
     pub models: Vec<ModelSelector>,
     pub mode: CassetteMode,
+    /// What a replay does when a request differs from its recording.
+    pub on_divergence: OnDivergence,
+    /// Whether `CI` is set: a re-recording then writes nothing and says what it would write.
+    pub ci: bool,
     pub jobs: usize,
     pub keep_workspaces: bool,
     pub edit_strategy: String,
@@ -67,10 +68,13 @@ impl RunOptions {
     /// the process environment for keys, its scrubbed copy for commands.
     pub fn new(cassettes_dir: PathBuf, report_dir: PathBuf) -> Self {
         RunOptions {
+            tasks_dir: PathBuf::from("tasks/"),
             cassettes_dir,
             report_dir,
             models: Vec::new(),
             mode: CassetteMode::Replay,
+            on_divergence: OnDivergence::Stop,
+            ci: false,
             jobs: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2),
@@ -111,10 +115,21 @@ pub enum RunnerEvent {
         index: usize,
         path: PathBuf,
     },
+    /// A re-recorded cassette was written beside the old one (`NAME.yaml.new`) for review.
+    CassetteProposed {
+        index: usize,
+        path: PathBuf,
+    },
     /// A recording run's cassette was not written, and why.
     CassetteNotWritten {
         index: usize,
         reason: String,
+    },
+    /// Something the user should know about a run, said once (a replay under other settings
+    /// than its recording, what a re-recording would have written under `CI`).
+    Notice {
+        index: usize,
+        message: String,
     },
 }
 
@@ -131,13 +146,13 @@ impl Reporter for Silent {
 }
 
 /// Shared by all runs of one invocation.
-struct SuiteState {
+pub(crate) struct SuiteState {
     limiters: Mutex<HashMap<String, Arc<Limiter>>>,
     spent: Mutex<f64>,
 }
 
 impl SuiteState {
-    fn limiter(&self, provider: &str, max: usize) -> Arc<Limiter> {
+    pub(crate) fn limiter(&self, provider: &str, max: usize) -> Arc<Limiter> {
         self.limiters
             .lock()
             .expect("limiters")
@@ -191,10 +206,15 @@ pub async fn execute(
                 index,
                 label: run.label(),
             });
-            let record = run_one(index, &run, &options, &state, reporter.clone()).await;
+            let record = run::run_one(index, &run, &options, &state, reporter.clone()).await;
             if let Some(cost) = record.cost {
                 *state.spent.lock().expect("spent") += cost;
             }
+            // Said as each run ends, not in plan order: progress must not wait for slow runs.
+            reporter.event(&RunnerEvent::RunFinished {
+                index,
+                record: Box::new(record.clone()),
+            });
             record
         });
         handles.push((index, fallback, handle));
@@ -204,23 +224,26 @@ pub async fn execute(
         let record = match handle.await {
             Ok(record) => record,
             // A panic in one run is that run's error, never the suite's.
-            Err(join) => errored(
-                &run,
-                "setup",
-                format!("internal error: the run panicked: {join}"),
-            ),
+            Err(join) => {
+                let record = errored(
+                    &run,
+                    "setup",
+                    format!("internal error: the run panicked: {join}"),
+                );
+                reporter.event(&RunnerEvent::RunFinished {
+                    index,
+                    record: Box::new(record.clone()),
+                });
+                record
+            }
         };
-        reporter.event(&RunnerEvent::RunFinished {
-            index,
-            record: Box::new(record.clone()),
-        });
         records.push(record);
     }
     records
 }
 
 /// The record of a run that could not start or crashed.
-fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord {
+pub(crate) fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord {
     scoring::score_without_run(
         &run.task,
         ScoreInputs {
@@ -236,7 +259,7 @@ fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord {
 }
 
 /// The record of a task that has no cassette to replay (no run was planned for it).
-pub fn missing_cassette_record(task: &Task, cassettes_dir: &Path) -> RunRecord {
+pub fn missing_cassette_record(task: &Task, tasks_dir: &Path, cassettes_dir: &Path) -> RunRecord {
     let folder = cassettes_dir.join(crate::cassettes::sanitize_component(&task.id));
     scoring::score_without_run(
         task,
@@ -248,284 +271,17 @@ pub fn missing_cassette_record(task: &Task, cassettes_dir: &Path) -> RunRecord {
                 "no cassette recorded for task `{}` in {}; record one with `{}`",
                 task.id,
                 folder.display(),
-                crate::cassettes::record_hint(&task.id, "PROVIDER", "MODEL")
+                crate::cassettes::record_hint_in(
+                    tasks_dir,
+                    cassettes_dir,
+                    &task.id,
+                    "PROVIDER",
+                    "MODEL"
+                )
             )),
             error_kind: Some("cassette".to_owned()),
 
             ..Default::default()
         },
     )
-}
-
-/// The transport of one run, kept to ask it afterwards.
-enum RunTransport {
-    Live(Arc<dyn Transport>),
-    Replay(Player),
-    Record(Arc<Recorder>),
-}
-
-impl RunTransport {
-    fn transport(&self) -> Arc<dyn Transport> {
-        match self {
-            RunTransport::Live(t) => t.clone(),
-            RunTransport::Replay(p) => Arc::new(p.clone()),
-            RunTransport::Record(r) => r.clone(),
-        }
-    }
-}
-
-/// Rules every replay applies on top of the task's: bash's full-output file name is random and
-/// lives outside the workspace, so it is compared as a placeholder.
-fn builtin_rules() -> Vec<NormalizeRule> {
-    vec![
-        NormalizeRule::new(
-            r"[^\s\]]*pi-bash-[0-9a-f]{16}\.log",
-            "<bash-output>/pi-bash.log",
-        )
-        .expect("valid built-in rule"),
-    ]
-}
-
-/// The transport of one run: a cassette player, a recorder over the live transport, or the live
-/// transport alone. An error comes with its error kind for the record.
-fn open_transport(
-    plan: CassettePlan,
-    run: &PlannedRun,
-    workspace: &Path,
-    api_key: &Option<String>,
-) -> Result<RunTransport, (&'static str, String)> {
-    if plan == CassettePlan::Replay {
-        let mut rules = builtin_rules();
-        for rule in &run.task.normalize {
-            let rule = NormalizeRule::new(&rule.pattern, rule.replacement.clone())
-                .map_err(|e| ("setup", format!("bad normalize rule: {e}")))?;
-            rules.push(rule);
-        }
-        let player = Player::load(&run.cassette, rules, workspace).map_err(|e| {
-            // The player can only guess the ids back from the (sanitised) file name; the
-            // hint to record the cassette should name the real ones.
-            let e = match e {
-                CassetteError::Missing { .. } => CassetteError::missing(
-                    &run.cassette,
-                    &run.task.id,
-                    &run.model.provider,
-                    &run.model.model,
-                ),
-                other => other,
-            };
-            ("cassette", e.to_string())
-        })?;
-        return Ok(RunTransport::Replay(player));
-    }
-    let live: Arc<dyn Transport> =
-        Arc::new(LiveTransport::new().map_err(|e| ("setup", e.to_string()))?);
-    Ok(if plan == CassettePlan::Record {
-        RunTransport::Record(Arc::new(Recorder::new(
-            live,
-            workspace.to_path_buf(),
-            api_key.iter().cloned().collect(),
-        )))
-    } else {
-        RunTransport::Live(live)
-    })
-}
-
-async fn run_one(
-    index: usize,
-    run: &PlannedRun,
-    options: &RunOptions,
-    state: &SuiteState,
-    reporter: Arc<dyn Reporter>,
-) -> RunRecord {
-    let started = Instant::now();
-    let task = run.task.clone();
-    let Some(strategy) = edit::strategy_by_name(&options.edit_strategy) else {
-        return errored(
-            run,
-            "setup",
-            format!(
-                "unknown edit strategy `{}`; known: {}",
-                options.edit_strategy,
-                edit::strategy_names().join(", ")
-            ),
-        );
-    };
-    let plan = options.mode.plan(run.cassette.exists());
-    let entry = match options.catalog.provider(&run.model.provider) {
-        Ok(entry) => entry.clone(),
-        Err(e) => return errored(run, "setup", e.to_string()),
-    };
-    let spec = match options.catalog.resolve(
-        &run.model,
-        options.base_url.as_deref(),
-        plan != CassettePlan::Replay,
-        &*options.key_env,
-    ) {
-        Ok(spec) => spec,
-        Err(e) => return errored(run, "authentication", e.to_string()),
-    };
-    let workspace = match Workspace::create(&task, options.keep_workspaces) {
-        Ok(ws) => ws,
-        Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
-    };
-    let transport = match open_transport(plan, run, workspace.path(), &spec.api_key) {
-        Ok(transport) => transport,
-        Err((kind, reason)) => return errored(run, kind, reason),
-    };
-    let api = spec.api;
-    let settings = ProviderSettings {
-        openai_compat: Some(OpenAiCompat::from_config(&spec, &entry.compat)),
-        ..Default::default()
-    };
-    let inner: Arc<dyn Provider> = providers::build_with(spec, transport.transport(), settings);
-    let retry = if plan == CassettePlan::Replay {
-        // A replay retries exactly as the recording did, without waiting.
-        options.retry.clone().without_waiting()
-    } else {
-        options.retry.clone()
-    };
-    let retrying = Retrying::new(
-        inner,
-        retry,
-        Some(state.limiter(&entry.name, entry.max_in_flight)),
-    );
-    let retry_stats: Arc<RetryStats> = retrying.stats();
-    let provider: Arc<dyn Provider> = Arc::new(retrying);
-
-    let tool_set = match ToolSet::new(&task.tools) {
-        Ok(set) => Arc::new(set),
-        Err(e) => return errored(run, "setup", e.to_string()),
-    };
-    let bash_logs = match tempfile::Builder::new().prefix("harness-bash-").tempdir() {
-        Ok(dir) => dir,
-        Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
-    };
-    let mut ctx = ToolContext::new(workspace.path());
-    ctx.temp_dir = bash_logs.path().to_path_buf();
-    ctx.edit_strategy = strategy.clone();
-    ctx.env = options.command_env.clone();
-
-    let system_prompt = task
-        .system_prompt
-        .clone()
-        .unwrap_or_else(|| crate::agent::system_prompt::default_system_prompt(&tool_set.names()));
-    let agent = Agent {
-        provider,
-        tools: tool_set.clone(),
-        system_prompt: Some(system_prompt.clone()),
-        options: options.request.clone(),
-        limits: task.limits.clone(),
-        execution: Default::default(),
-    };
-    let sink: EventSink = {
-        let reporter = reporter.clone();
-        Arc::new(move |event| reporter.event(&RunnerEvent::Agent { index, event }))
-    };
-    let agent_run = agent.run(&task.prompt, &ctx, &sink).await;
-    // The provider holds the transport; let it go before finishing a recording.
-    drop(agent);
-
-    let checks = scoring::run_checks(&task, workspace.path(), &options.command_env).await;
-    let diff = match workspace.diff() {
-        Ok(diff) => diff,
-        Err(e) => crate::workspace::WorkspaceDiff {
-            unified: format!("(the diff could not be computed: {e})\n"),
-            ..Default::default()
-        },
-    };
-    let divergence = match &transport {
-        RunTransport::Replay(player) => player.divergence().map(|d| d.to_string()).or_else(|| {
-            let unused = player.unused_interactions();
-            (unused > 0 && matches!(agent_run.stop, StopCause::Completed)).then(|| {
-                format!(
-                    "the run ended after {} requests but the cassette has {} more; the recorded conversation went on",
-                    player.served(),
-                    unused
-                )
-            })
-        }),
-        _ => None,
-    };
-    let (error, error_kind) = match &agent_run.stop {
-        StopCause::Provider(e) if divergence.is_none() => (
-            Some(format!("provider error ({}): {e}", e.kind())),
-            Some(e.kind().to_owned()),
-        ),
-        _ => (None, None),
-    };
-    let mut record = scoring::score(
-        &task,
-        &agent_run,
-        checks,
-        &diff,
-        ScoreInputs {
-            provider: run.model.provider.clone(),
-            model: run.model.model.clone(),
-            epoch: run.epoch,
-            price: options.catalog.price(&run.model),
-            wall_time: started.elapsed(),
-            divergence,
-            error,
-            error_kind,
-            retries: u32::try_from(retry_stats.retries()).unwrap_or(u32::MAX),
-            attempts: u32::try_from(retry_stats.attempts()).unwrap_or(u32::MAX),
-        },
-    );
-    if let Err(e) = reports::write_run_artifacts(
-        &options.report_dir,
-        &RunArtifacts {
-            record: &record,
-            run: &agent_run,
-            diff: &diff,
-            system_prompt: Some(&system_prompt),
-        },
-    ) {
-        add_note(
-            &mut record,
-            format!("the run's transcript could not be written: {e}"),
-        );
-    }
-    if let RunTransport::Record(recorder) = &transport {
-        let header = CassetteHeader::new(
-            task.id.clone(),
-            run.model.provider.clone(),
-            run.model.model.clone(),
-            api,
-            "pi",
-            strategy.name(),
-        );
-        let written = match &agent_run.stop {
-            StopCause::Completed | StopCause::Limit(_) => recorder
-                .finish(header, &run.cassette)
-                .map_err(|e| e.to_string()),
-            stop => Err(format!(
-                "the run ended with {}, so its cassette was not written",
-                scoring::stop_label(stop)
-            )),
-        };
-        match written {
-            Ok(path) => reporter.event(&RunnerEvent::CassetteWritten { index, path }),
-            Err(reason) => {
-                add_note(&mut record, format!("cassette not written: {reason}"));
-                reporter.event(&RunnerEvent::CassetteNotWritten { index, reason });
-            }
-        }
-    }
-    if options.keep_workspaces {
-        let kept = workspace.into_kept_path();
-        add_note(&mut record, format!("workspace kept at {}", kept.display()));
-    }
-    drop(bash_logs);
-    record
-}
-
-/// Appends a line to the record's detail text.
-fn add_note(record: &mut RunRecord, note: String) {
-    match &mut record.detail {
-        Some(detail) => {
-            detail.push('\n');
-            detail.push_str(&note);
-        }
-        None => record.detail = Some(note),
-    }
 }

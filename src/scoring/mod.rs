@@ -3,7 +3,8 @@
 //!
 //! The outcome rules live in one function, [`decide_outcome`]. Edit telemetry is counted from the
 //! agent's [`ToolCallRecord`]s (see [`EditStats`] for what each count means). Depends on `agent`,
-//! `tools`, `tasks` and `workspace`; never on the reports or the runner.
+//! `tools`, `tasks`, `workspace` and the cassette format (a replay's recorded outcome); never on
+//! the reports or the runner.
 
 pub mod checks;
 pub mod stats;
@@ -19,6 +20,7 @@ pub use crate::providers::config::Price;
 pub use checks::{CheckResult, run_check, run_checks};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
+use crate::cassettes::format::{RecordedCheck, RecordedEdits, RecordedOutcome};
 use crate::conversation::Usage;
 use crate::tasks::Task;
 use crate::tools::MatchTier;
@@ -128,6 +130,94 @@ pub fn is_infrastructure_kind(kind: &str) -> bool {
     !MODEL_ERROR_KINDS.contains(&kind)
 }
 
+/// What a replay found, for the record (`None` in [`ScoreInputs`] for live and recording runs).
+#[derive(Debug, Clone, Default)]
+pub struct ReplayInputs {
+    /// Differences between the requests built now and the recorded ones, each counted once.
+    pub divergences: u32,
+    /// The first difference's kind (`tool_result`, `tools`, ...).
+    pub first_kind: Option<String>,
+    /// The turn of the first difference.
+    pub first_turn: Option<u32>,
+    /// One line naming every difference (`turn 3: result of edit#2 changed; ...`).
+    pub summary: Option<String>,
+    /// What the recording run scored; `None` when the cassette kept no outcome.
+    pub recorded: Option<RecordedOutcome>,
+}
+
+/// Whether a replayed run's outcome is the one its cassette recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeChange {
+    /// The same verdict, and every check passed or failed as recorded.
+    Held,
+    /// Another verdict, or a check that now passes or fails otherwise.
+    Changed,
+    /// The cassette kept no outcome (recorded before outcomes were kept).
+    Unknown,
+}
+
+impl OutcomeChange {
+    /// The stable name used in CSV and markdown.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OutcomeChange::Held => "held",
+            OutcomeChange::Changed => "changed",
+            OutcomeChange::Unknown => "unknown",
+        }
+    }
+}
+
+/// The recorded outcome of `record`'s run, as a cassette keeps it.
+pub fn recorded_outcome(record: &RunRecord) -> RecordedOutcome {
+    RecordedOutcome {
+        outcome: record.outcome.name().to_owned(),
+        checks: record
+            .checks
+            .iter()
+            .map(|c| RecordedCheck {
+                name: c.name.clone(),
+                passed: c.passed,
+            })
+            .collect(),
+        edits: RecordedEdits {
+            calls: record.edits.calls,
+            exact: record.edits.calls_exact,
+            fuzzy: record.edits.calls_fuzzy,
+            failed: record.edits.calls_failed,
+        },
+    }
+}
+
+/// Compares a run's verdict and checks with the recorded ones: whether the outcome held, and the
+/// checks whose result changed (by name; a check that exists on one side only counts).
+fn outcome_change(
+    recorded: Option<&RecordedOutcome>,
+    outcome: Outcome,
+    checks: &[CheckResult],
+) -> (OutcomeChange, Vec<String>) {
+    let Some(recorded) = recorded else {
+        return (OutcomeChange::Unknown, Vec::new());
+    };
+    let mut changed: Vec<String> = Vec::new();
+    for check in checks {
+        match recorded.checks.iter().find(|c| c.name == check.name) {
+            Some(r) if r.passed == check.passed => {}
+            _ => changed.push(check.name.clone()),
+        }
+    }
+    for r in &recorded.checks {
+        if !checks.iter().any(|c| c.name == r.name) {
+            changed.push(r.name.clone());
+        }
+    }
+    if recorded.outcome == outcome.name() && changed.is_empty() {
+        (OutcomeChange::Held, changed)
+    } else {
+        (OutcomeChange::Changed, changed)
+    }
+}
+
 /// What the runner knows about a run besides the agent's own record.
 #[derive(Debug, Clone, Default)]
 pub struct ScoreInputs {
@@ -151,6 +241,8 @@ pub struct ScoreInputs {
     pub retries: u32,
     /// Requests sent, retries included.
     pub attempts: u32,
+    /// What the replay found (replays only).
+    pub replay: Option<ReplayInputs>,
 }
 
 /// Edit telemetry of one run.
@@ -281,9 +373,82 @@ pub struct RunRecord {
     pub transcript_path: String,
     /// `runs/<run>/diff.patch`, relative to the report folder.
     pub diff_path: String,
+    /// Replays: how many differences from the cassette the run found (each counted once).
+    #[serde(default)]
+    pub divergences: u32,
+    /// Replays: the kind of the first difference (`tool_result`, `tools`, `extra_request`...).
+    #[serde(default)]
+    pub divergence_kind: Option<String>,
+    /// Replays: the turn of the first difference.
+    #[serde(default)]
+    pub divergence_turn: Option<u32>,
+    /// Replays: one line naming the differences (`turn 3: result of edit#2 changed; ...`).
+    #[serde(default)]
+    pub divergence_summary: Option<String>,
+    /// Replays: the outcome the cassette recorded, `unknown` when it kept none.
+    #[serde(default)]
+    pub recorded_outcome: Option<String>,
+    /// Replays that reached a verdict: whether it is the recorded one.
+    #[serde(default)]
+    pub outcome_change: Option<OutcomeChange>,
+    /// Replays whose outcome changed: the checks that pass or fail otherwise than recorded.
+    #[serde(default)]
+    pub changed_checks: Vec<String>,
 }
 
 impl RunRecord {
+    /// A replay that ran to its verdict although some requests differed from the cassette
+    /// (`--on-divergence continue`): its outcome is real, but its conversation drifted from the
+    /// recording, so it is not a verdict on the model.
+    pub fn is_drifted(&self) -> bool {
+        self.divergences > 0 && self.outcome != Outcome::Diverged
+    }
+
+    /// One line on a replay's drift: `outcome held: passed → passed; turn 3: result of edit#2
+    /// changed` or `outcome changed: passed → failed (check `unit tests`); ...`. `None` for a
+    /// run without differences.
+    pub fn drift_line(&self) -> Option<String> {
+        if self.divergences == 0 {
+            return None;
+        }
+        let what = self
+            .divergence_summary
+            .clone()
+            .unwrap_or_else(|| format!("{} difference(s) from the cassette", self.divergences));
+        let recorded = self.recorded_outcome.as_deref().unwrap_or("unknown");
+        let verdict = match self.outcome_change {
+            Some(OutcomeChange::Held) => {
+                format!("outcome held: {recorded} → {}", self.outcome.name())
+            }
+            Some(OutcomeChange::Changed) => {
+                let checks = if self.changed_checks.is_empty() {
+                    String::new()
+                } else {
+                    let names: Vec<String> = self
+                        .changed_checks
+                        .iter()
+                        .map(|c| format!("`{c}`"))
+                        .collect();
+                    format!(
+                        " (check{} {})",
+                        if names.len() == 1 { "" } else { "s" },
+                        names.join(", ")
+                    )
+                };
+                format!(
+                    "outcome changed: {recorded} → {}{checks}",
+                    self.outcome.name()
+                )
+            }
+            Some(OutcomeChange::Unknown) => format!(
+                "recorded outcome unknown (cassette kept none) → {}",
+                self.outcome.name()
+            ),
+            None => "no verdict: the replay stopped".to_owned(),
+        };
+        Some(format!("{verdict}; {what}"))
+    }
+
     /// The run's folder under the report folder: `runs/<task>--<provider>--<model>--e<epoch>`.
     pub fn run_dir(&self) -> String {
         run_dir(&self.task_id, &self.provider, &self.model, self.epoch)
@@ -304,10 +469,14 @@ impl RunRecord {
                 .is_none_or(is_infrastructure_kind)
     }
 
-    /// Whether the run counts in pass rates: every run but infrastructure errors and skipped
-    /// runs.
+    /// Whether the run counts in pass rates: every run but infrastructure errors, skipped
+    /// runs, and replays whose conversation no longer matched the cassette (diverged or
+    /// drifted: a verdict on the tools, not on the model).
     pub fn counts_for_pass_rate(&self) -> bool {
-        self.outcome != Outcome::Skipped && !self.is_infrastructure_error()
+        self.outcome != Outcome::Skipped
+            && self.outcome != Outcome::Diverged
+            && !self.is_drifted()
+            && !self.is_infrastructure_error()
     }
 }
 
@@ -482,6 +651,14 @@ pub fn score(
     }
     let edits = EditStats::count(&run.tool_calls);
     let dir = run_dir(&task.id, &ctx.provider, &ctx.model, ctx.epoch);
+    let replay = ctx.replay.clone().unwrap_or_default();
+    let (change, changed_checks) = match (&ctx.replay, outcome) {
+        (None, _) | (Some(_), Outcome::Diverged) => (None, Vec::new()),
+        (Some(r), _) => {
+            let (change, checks) = outcome_change(r.recorded.as_ref(), outcome, &checks);
+            (Some(change), checks)
+        }
+    };
     RunRecord {
         task_id: task.id.clone(),
         provider: ctx.provider,
@@ -514,6 +691,17 @@ pub fn score(
         diff_lines_removed: diff.lines_removed,
         transcript_path: format!("{dir}/transcript.md"),
         diff_path: format!("{dir}/diff.patch"),
+        divergences: replay.divergences,
+        divergence_kind: replay.first_kind,
+        divergence_turn: replay.first_turn,
+        divergence_summary: replay.summary,
+        recorded_outcome: ctx.replay.as_ref().map(|r| {
+            r.recorded
+                .as_ref()
+                .map_or_else(|| "unknown".to_owned(), |o| o.outcome.clone())
+        }),
+        outcome_change: change,
+        changed_checks,
     }
 }
 
@@ -572,6 +760,13 @@ pub fn skipped_record(
         diff_lines_removed: 0,
         transcript_path: format!("{dir}/transcript.md"),
         diff_path: format!("{dir}/diff.patch"),
+        divergences: 0,
+        divergence_kind: None,
+        divergence_turn: None,
+        divergence_summary: None,
+        recorded_outcome: None,
+        outcome_change: None,
+        changed_checks: Vec::new(),
     }
 }
 

@@ -308,6 +308,7 @@ fn score_builds_the_whole_record() {
             error_kind: None,
             retries: 3,
             attempts: 9,
+            replay: None,
         },
     );
     assert_eq!(rec.outcome, Outcome::Passed);

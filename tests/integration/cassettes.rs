@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use harness::cassettes::compare::PathMap;
 use harness::cassettes::sse_capture::SseCapture;
 use harness::cassettes::{CassetteError, CassetteHeader, Player, Recorder, cassette_path};
 use harness::providers::ApiKind;
@@ -226,7 +227,7 @@ async fn record() -> Recorded {
     std::fs::create_dir_all(&ws).unwrap();
     let srv = server(ws.display().to_string()).await;
     let inner: Arc<dyn Transport> = Arc::new(Reqwest(reqwest::Client::new()));
-    let recorder = Recorder::new(inner, ws.clone(), vec![KEY.to_owned()]);
+    let recorder = Recorder::new(inner, PathMap::workspace(&ws), vec![KEY.to_owned()]);
     let transport: Arc<dyn Transport> = Arc::new(recorder.clone());
 
     let mut live_bytes = Vec::new();
@@ -304,7 +305,7 @@ async fn record_write_read_and_replay() {
         .parent()
         .unwrap()
         .join("ws-replay-77");
-    let player = Player::load(&rec.file, vec![], &ws2).unwrap();
+    let player = Player::load(&rec.file, vec![], PathMap::workspace(&ws2)).unwrap();
     let transport: Arc<dyn Transport> = Arc::new(player.clone());
     let out = format!("$ ls {}\nsrc\nCargo.toml\n", ws2.display());
     let base = "https://unreachable.invalid";
@@ -355,7 +356,7 @@ async fn record_write_read_and_replay() {
 async fn changed_request_diverges_with_index_path_and_diff() {
     let rec = record().await;
     let ws2 = rec.file.parent().unwrap().join("elsewhere");
-    let player = Player::load(&rec.file, vec![], &ws2).unwrap();
+    let player = Player::load(&rec.file, vec![], PathMap::workspace(&ws2)).unwrap();
     let transport: Arc<dyn Transport> = Arc::new(player.clone());
     let out = format!("$ ls {}\nsrc\nCargo.toml\n", ws2.display());
     let base = "http://127.0.0.1:9";
@@ -405,7 +406,7 @@ async fn a_key_in_a_tool_output_refuses_the_write_and_keeps_the_old_file() {
     let ws = rec.record_ws.clone();
     let srv = server(ws.display().to_string()).await;
     let inner: Arc<dyn Transport> = Arc::new(Reqwest(reqwest::Client::new()));
-    let recorder = Recorder::new(inner, ws.clone(), vec![KEY.to_owned()]);
+    let recorder = Recorder::new(inner, PathMap::workspace(&ws), vec![KEY.to_owned()]);
     let out = format!("$ env\nHOME=/root\nANTHROPIC_API_KEY={KEY}\n");
     drain(
         recorder
@@ -453,7 +454,9 @@ fn malformed_cassette_names_file_and_location() {
         "format_version: 1\nharness_version: x\nrecorded_at: 2026-11-30T12:00:00Z\ntask: t\nprovider: p\nmodel: m\napi: anthropic-messages\ntool_profile: pi\nedit_strategy: e\nworkspace_placeholder: /workspace\ninteractions:\n- request:\n    method: POST\n    path: /v1/messages\n    body: {}\n  response:\n    status: 200\n    body:\n      kind: sse\n      events: []\n      end: finished\n",
     )
     .unwrap();
-    let err = Player::load(&file, vec![], dir.path()).err().unwrap();
+    let err = Player::load(&file, vec![], PathMap::workspace(dir.path()))
+        .err()
+        .unwrap();
     let msg = err.to_string();
     assert!(
         msg.starts_with(&format!(
@@ -465,7 +468,7 @@ fn malformed_cassette_names_file_and_location() {
     assert!(msg.contains("finished"), "{msg}");
 
     std::fs::write(&file, "format_version: 1\ninteractions: [\n").unwrap();
-    let msg = Player::load(&file, vec![], dir.path())
+    let msg = Player::load(&file, vec![], PathMap::workspace(dir.path()))
         .err()
         .unwrap()
         .to_string();
@@ -479,7 +482,7 @@ async fn snapshot_of_a_small_cassette() {
     std::fs::create_dir_all(&ws).unwrap();
     let srv = server(ws.display().to_string()).await;
     let inner: Arc<dyn Transport> = Arc::new(Reqwest(reqwest::Client::new()));
-    let recorder = Recorder::new(inner, ws.clone(), vec![KEY.to_owned()]);
+    let recorder = Recorder::new(inner, PathMap::workspace(&ws), vec![KEY.to_owned()]);
     let out = format!("$ cat {}/NOTES\nfirst line\nsecond line\n", ws.display());
     drain(
         recorder
@@ -593,7 +596,11 @@ turns:
             let base_url = server.base_url();
             let s = spec(api, base_url.clone());
             let key = s.api_key.clone().unwrap();
-            let recorder = Recorder::new(live, ws.clone(), vec![key.clone()]);
+            let recorder = Recorder::new(
+                live,
+                harness::cassettes::compare::PathMap::workspace(&ws),
+                vec![key.clone()],
+            );
             let p = build(s, Arc::new(recorder.clone()));
             let recorded = conversation(p.as_ref(), &ws, "fn add() {}").await;
             assert_eq!(recorded.len(), 3, "{api:?}: {recorded:?}");
@@ -616,7 +623,12 @@ turns:
             // Replay in another workspace, the server gone (same base URL: its path is compared).
             drop(server);
             let ws2 = dir.path().join("ws-replay");
-            let player = Player::load(&file, vec![], &ws2).unwrap();
+            let player = Player::load(
+                &file,
+                vec![],
+                harness::cassettes::compare::PathMap::workspace(&ws2),
+            )
+            .unwrap();
             let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));
             let replayed = conversation(p.as_ref(), &ws2, "fn add() {}").await;
             assert_eq!(
@@ -630,7 +642,12 @@ turns:
             );
 
             // A changed tool output diverges at the second request.
-            let player = Player::load(&file, vec![], &ws2).unwrap();
+            let player = Player::load(
+                &file,
+                vec![],
+                harness::cassettes::compare::PathMap::workspace(&ws2),
+            )
+            .unwrap();
             let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));
             let diverged = conversation(p.as_ref(), &ws2, "fn add() { 1 }").await;
             assert!(

@@ -314,6 +314,7 @@ async fn thinking_levels_reach_every_api() {
 /// back, byte for byte the same request bodies are expected, and the key is not in the file.
 #[tokio::test]
 async fn responses_and_gemini_record_and_replay_through_cassettes() {
+    use harness::cassettes::compare::PathMap;
     use harness::cassettes::{CassetteHeader, Player, Recorder};
     use harness::conversation::{Content, ToolResultMessage};
     use harness::providers::{ProviderSettings, build_with};
@@ -351,7 +352,7 @@ async fn responses_and_gemini_record_and_replay_through_cassettes() {
         let spec = super::providers::spec(api, server.base_url());
         let recorder = Recorder::new(
             super::providers::transport(),
-            workspace.clone(),
+            PathMap::workspace(&workspace),
             vec!["test-key".into()],
         );
         let live = run(build_with(
@@ -366,7 +367,7 @@ async fn responses_and_gemini_record_and_replay_through_cassettes() {
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("test-key"), "{api:?}: the key was recorded");
 
-        let player = Player::load(&path, vec![], &workspace).unwrap();
+        let player = Player::load(&path, vec![], PathMap::workspace(&workspace)).unwrap();
         let replayed = run(build_with(
             spec,
             Arc::new(player.clone()),

@@ -439,7 +439,15 @@ async fn a_secret_in_the_traffic_refuses_the_recording() {
     let record = runner::execute(planned, &opts, Arc::new(Silent))
         .await
         .remove(0);
-    assert_eq!(record.outcome, Outcome::Passed, "{}", record.reason);
+    // The run passed, but the recording it was made for is lost: an infrastructure error.
+    assert_eq!(record.outcome, Outcome::Error, "{}", record.reason);
+    assert_eq!(record.error_kind.as_deref(), Some("cassette"));
+    assert!(record.is_infrastructure_error());
+    assert!(
+        record.reason.contains("cassette not written"),
+        "{}",
+        record.reason
+    );
     let detail = record.detail.clone().unwrap_or_default();
     assert!(detail.contains("cassette not written"), "{detail}");
     assert!(

@@ -1,0 +1,264 @@
+//! One run, start to finish: the workspace and the tools, the cassette session of the mode in
+//! use, the agent loop, the checks, the score, the run's folder, and what the session writes.
+//!
+//! Every failure becomes the run's record (an `error` outcome with its kind), never an `Err`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::agent::{Agent, EventSink, StopCause};
+use crate::cassettes::divergence;
+use crate::cassettes::{CassetteHeader, CassettePlan, NormalizeRule};
+use crate::providers::retry::{RetryStats, Retrying};
+use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
+use crate::reports::{self, RunArtifacts};
+use crate::scoring::{self, RunRecord, ScoreInputs};
+use crate::tools::{ToolContext, ToolSet, edit};
+use crate::workspace::Workspace;
+
+use super::session::{Finished, Session};
+use super::{PlannedRun, Reporter, RunOptions, RunnerEvent, SuiteState, errored};
+
+/// The rules a replay compares with: the task's own, after the built-in ones.
+fn compare_rules(run: &PlannedRun) -> Result<Vec<NormalizeRule>, String> {
+    let mut rules = crate::cassettes::noise::default_rules();
+    for rule in &run.task.normalize {
+        rules.push(
+            NormalizeRule::new(&rule.pattern, rule.replacement.clone())
+                .map_err(|e| format!("bad normalize rule: {e}"))?,
+        );
+    }
+    Ok(rules)
+}
+
+pub(super) async fn run_one(
+    index: usize,
+    run: &PlannedRun,
+    options: &RunOptions,
+    state: &SuiteState,
+    reporter: Arc<dyn Reporter>,
+) -> RunRecord {
+    let started = Instant::now();
+    let task = run.task.clone();
+    let Some(strategy) = edit::strategy_by_name(&options.edit_strategy) else {
+        return errored(
+            run,
+            "setup",
+            format!(
+                "unknown edit strategy `{}`; known: {}",
+                options.edit_strategy,
+                edit::strategy_names().join(", ")
+            ),
+        );
+    };
+    let plan = options.mode.plan(run.cassette.exists());
+    let goes_live = match plan {
+        CassettePlan::Replay => false,
+        CassettePlan::Rerecord => !options.ci,
+        CassettePlan::Record | CassettePlan::Live => true,
+    };
+    let entry = match options.catalog.provider(&run.model.provider) {
+        Ok(entry) => entry.clone(),
+        Err(e) => return errored(run, "setup", e.to_string()),
+    };
+    let spec = match options.catalog.resolve(
+        &run.model,
+        options.base_url.as_deref(),
+        goes_live,
+        &*options.key_env,
+    ) {
+        Ok(spec) => spec,
+        Err(e) => return errored(run, "authentication", e.to_string()),
+    };
+    let workspace = match Workspace::create(&task, options.keep_workspaces) {
+        Ok(ws) => ws,
+        Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
+    };
+    let bash_logs = match tempfile::Builder::new().prefix("harness-bash-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
+    };
+    let rules = match compare_rules(run) {
+        Ok(rules) => rules,
+        Err(e) => return errored(run, "setup", e),
+    };
+    let session = match Session::open(
+        plan,
+        run,
+        options,
+        rules,
+        (workspace.path(), bash_logs.path()),
+        &spec.api_key,
+    ) {
+        Ok(session) => session,
+        Err((kind, reason)) => return errored(run, kind, reason),
+    };
+    let mut notes: Vec<String> = Vec::new();
+    for message in session.notices(strategy.name()) {
+        reporter.event(&RunnerEvent::Notice {
+            index,
+            message: message.clone(),
+        });
+        notes.push(message);
+    }
+    let api = spec.api;
+    let settings = ProviderSettings {
+        openai_compat: Some(OpenAiCompat::from_config(&spec, &entry.compat)),
+        ..Default::default()
+    };
+    let inner: Arc<dyn Provider> = providers::build_with(spec, session.transport(), settings);
+    let retry = if session.replays_only() {
+        // A replay retries exactly as the recording did, without waiting.
+        options.retry.clone().without_waiting()
+    } else {
+        options.retry.clone()
+    };
+    let retrying = Retrying::new(
+        inner,
+        retry,
+        Some(state.limiter(&entry.name, entry.max_in_flight)),
+    );
+    let retry_stats: Arc<RetryStats> = retrying.stats();
+    let provider: Arc<dyn Provider> = Arc::new(retrying);
+
+    let tool_set = match ToolSet::new(&task.tools) {
+        Ok(set) => Arc::new(set),
+        Err(e) => return errored(run, "setup", e.to_string()),
+    };
+    let mut ctx = ToolContext::new(workspace.path());
+    ctx.temp_dir = bash_logs.path().to_path_buf();
+    ctx.edit_strategy = strategy.clone();
+    ctx.env = options.command_env.clone();
+
+    let system_prompt = task
+        .system_prompt
+        .clone()
+        .unwrap_or_else(|| crate::agent::system_prompt::default_system_prompt(&tool_set.names()));
+    let agent = Agent {
+        provider,
+        tools: tool_set.clone(),
+        system_prompt: Some(system_prompt.clone()),
+        options: options.request.clone(),
+        limits: task.limits.clone(),
+        execution: Default::default(),
+    };
+    let sink: EventSink = {
+        let reporter = reporter.clone();
+        Arc::new(move |event| reporter.event(&RunnerEvent::Agent { index, event }))
+    };
+    let agent_run = agent.run(&task.prompt, &ctx, &sink).await;
+    // The provider holds the transport; let it go before finishing a recording.
+    drop(agent);
+
+    let checks = scoring::run_checks(&task, workspace.path(), &options.command_env).await;
+    let diff = match workspace.diff() {
+        Ok(diff) => diff,
+        Err(e) => crate::workspace::WorkspaceDiff {
+            unified: format!("(the diff could not be computed: {e})\n"),
+            ..Default::default()
+        },
+    };
+    let findings = session.findings(&agent_run.stop);
+    let (error, error_kind) = match &agent_run.stop {
+        StopCause::Provider(e) if findings.stopped.is_none() => (
+            Some(format!("provider error ({}): {e}", e.kind())),
+            Some(e.kind().to_owned()),
+        ),
+        _ => (None, None),
+    };
+    let mut record = scoring::score(
+        &task,
+        &agent_run,
+        checks,
+        &diff,
+        ScoreInputs {
+            provider: run.model.provider.clone(),
+            model: run.model.model.clone(),
+            epoch: run.epoch,
+            price: options.catalog.price(&run.model),
+            wall_time: started.elapsed(),
+            divergence: findings.stopped.clone(),
+            error,
+            error_kind,
+            retries: u32::try_from(retry_stats.retries()).unwrap_or(u32::MAX),
+            attempts: u32::try_from(retry_stats.attempts()).unwrap_or(u32::MAX),
+            replay: findings.replay.clone(),
+        },
+    );
+    for note in notes {
+        add_note(&mut record, note);
+    }
+    if let Err(e) = reports::write_run_artifacts(
+        &options.report_dir,
+        &RunArtifacts {
+            record: &record,
+            run: &agent_run,
+            diff: &diff,
+            system_prompt: Some(&system_prompt),
+        },
+    ) {
+        add_note(
+            &mut record,
+            format!("the run's transcript could not be written: {e}"),
+        );
+    }
+    if !findings.differences.is_empty() {
+        let text = divergence::render_markdown(&findings.differences);
+        if let Err(e) = reports::write_run_file(&options.report_dir, &record, "divergence.md", text)
+        {
+            add_note(
+                &mut record,
+                format!("divergence.md could not be written: {e}"),
+            );
+        }
+    }
+    let header = CassetteHeader::new(
+        task.id.clone(),
+        run.model.provider.clone(),
+        run.model.model.clone(),
+        api,
+        "pi",
+        strategy.name(),
+    );
+    match session.finish(header, &mut record, &agent_run.stop, run, options) {
+        None => {}
+        Some(Finished::Written(path)) => {
+            reporter.event(&RunnerEvent::CassetteWritten { index, path })
+        }
+        Some(Finished::Proposed(path)) => {
+            add_note(
+                &mut record,
+                format!(
+                    "re-recorded cassette written to {} for `harness review`",
+                    path.display()
+                ),
+            );
+            reporter.event(&RunnerEvent::CassetteProposed { index, path });
+        }
+        Some(Finished::NotWritten(reason)) => {
+            add_note(&mut record, format!("cassette not written: {reason}"));
+            reporter.event(&RunnerEvent::CassetteNotWritten { index, reason });
+        }
+        Some(Finished::Note(message)) => {
+            add_note(&mut record, message.clone());
+            reporter.event(&RunnerEvent::Notice { index, message });
+        }
+    }
+    if options.keep_workspaces {
+        let kept = workspace.into_kept_path();
+        add_note(&mut record, format!("workspace kept at {}", kept.display()));
+    }
+    drop(bash_logs);
+    record
+}
+
+/// Appends a line to the record's detail text.
+fn add_note(record: &mut RunRecord, note: String) {
+    match &mut record.detail {
+        Some(detail) => {
+            detail.push('\n');
+            detail.push_str(&note);
+        }
+        None => record.detail = Some(note),
+    }
+}
