@@ -29,6 +29,7 @@
 //! }
 //! ```
 
+pub mod check;
 pub mod compare;
 pub mod divergence;
 pub mod format;
@@ -36,6 +37,7 @@ pub mod noise;
 pub mod player;
 pub mod recorder;
 pub mod rerecorder;
+pub mod review;
 pub mod secrets;
 pub mod sse_capture;
 

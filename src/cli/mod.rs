@@ -4,6 +4,7 @@
 //! the binary uses is one of the documented constants in [`exit`]. This is the only module that
 //! builds a tokio runtime; the library below it never does.
 
+pub mod cassettes;
 pub mod dev;
 pub mod run;
 pub mod tool;
@@ -22,8 +23,18 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// A cassette had no recorded response for a request (replay mode).
     pub const CASSETTE_MISS: u8 = 3;
-    /// At least one task failed its checks.
+    /// At least one run did not pass (failed, errored, reached a limit, or diverged from its
+    /// cassette under `--on-divergence stop`, where its outcome is unknown).
     pub const TASK_FAILED: u8 = 100;
+    /// Drift only: some replays differed from their cassettes (`--on-divergence continue`), but
+    /// every outcome held and every run passed.
+    pub const DRIFT: u8 = 101;
+    /// Some replayed run's outcome is not the one its cassette recorded (it checks, fails or
+    /// passes otherwise): the tool change altered a result.
+    pub const OUTCOME_CHANGED: u8 = 102;
+    /// `--snapshot FILE`: the run's outcome table differs from the committed snapshot (or there
+    /// is none yet).
+    pub const SNAPSHOT_CHANGED: u8 = 103;
 }
 
 /// Evaluate coding agents: run recorded tasks against live providers or cassettes, score, report.
@@ -45,6 +56,12 @@ pub enum Command {
     Run(run::RunArgs),
     /// Check every task of a suite without running anything.
     Validate(run::ValidateArgs),
+    /// Check cassettes for stale or broken files, or upgrade old ones.
+    #[command(subcommand)]
+    Cassettes(cassettes::CassettesCommand),
+    /// List re-recorded cassettes and changed snapshots waiting for review; accept or reject
+    /// them.
+    Review(cassettes::ReviewArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -61,6 +78,8 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tool::list_tools(args),
         Command::Run(args) => run::run(args),
         Command::Validate(args) => run::validate(args),
+        Command::Cassettes(command) => cassettes::run(command),
+        Command::Review(args) => cassettes::review(args),
         Command::Dev(command) => dev::run(command),
     }
 }

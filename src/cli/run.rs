@@ -12,8 +12,9 @@ use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::config::HarnessConfig;
 use crate::reports;
+use crate::reports::snapshot::SnapshotVerdict;
 use crate::runner::{self, Reporter, RunOptions, RunnerEvent};
-use crate::scoring::{Outcome, RunRecord};
+use crate::scoring::{Outcome, OutcomeChange, RunRecord};
 use crate::tasks;
 
 use super::exit;
@@ -250,6 +251,16 @@ async fn run_async(args: RunArgs) -> ExitCode {
         Ok(paths) => eprintln!("reports written to {}", paths.dir.display()),
         Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),
     }
+    let snapshot = match &args.snapshot {
+        None => None,
+        Some(file) => match reports::snapshot::check_snapshot(file, &records, options.ci) {
+            Ok(verdict) => {
+                report_snapshot(file, &verdict);
+                Some(verdict)
+            }
+            Err(e) => return super::internal_error(&e.to_string()),
+        },
+    };
     if !problems.is_empty() {
         eprintln!(
             "error: {} problem(s) in the task suite (see above); the valid tasks ran",
@@ -257,11 +268,61 @@ async fn run_async(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(exit::USAGE);
     }
-    if records.iter().all(|r| matches!(r.outcome, Outcome::Passed)) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(exit::TASK_FAILED)
+    ExitCode::from(run_status(&records, snapshot.as_ref()))
+}
+
+/// Says how the run's outcome table compares with the committed snapshot.
+fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
+    match verdict {
+        SnapshotVerdict::Equal => eprintln!("snapshot {} matches", file.display()),
+        SnapshotVerdict::Changed {
+            diff,
+            proposed,
+            missing,
+        } => {
+            if *missing {
+                eprintln!("snapshot {} does not exist yet", file.display());
+            } else {
+                eprintln!("snapshot {} differs from this run:", file.display());
+                eprint!("{diff}");
+            }
+            match proposed {
+                Some(p) => eprintln!(
+                    "hint: the new table is in {}; `harness review --accept` keeps it, `--reject` drops it",
+                    p.display()
+                ),
+                None => eprintln!(
+                    "hint: under CI nothing is written; run it locally and `harness review` the result"
+                ),
+            }
+        }
     }
+}
+
+/// The exit status of `harness run` for `records` (the README's exit-code table): an outcome
+/// that changed against its cassette first; then, with a snapshot, whether the table changed
+/// (a run that did not pass is expected when the snapshot says so), without one whether every
+/// run passed; then drift with every outcome held.
+fn run_status(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8 {
+    if records
+        .iter()
+        .any(|r| r.outcome_change == Some(OutcomeChange::Changed))
+    {
+        return exit::OUTCOME_CHANGED;
+    }
+    match snapshot {
+        Some(SnapshotVerdict::Changed { .. }) => return exit::SNAPSHOT_CHANGED,
+        Some(SnapshotVerdict::Equal) => {}
+        None => {
+            if records.iter().any(|r| r.outcome != Outcome::Passed) {
+                return exit::TASK_FAILED;
+            }
+        }
+    }
+    if records.iter().any(|r| r.divergences > 0) {
+        return exit::DRIFT;
+    }
+    exit::SUCCESS
 }
 
 /// `<reports>/<UTC timestamp>`, with a suffix if two runs start in the same millisecond.
@@ -359,6 +420,9 @@ impl Reporter for TerminalProgress {
                 if record.outcome != Outcome::Passed {
                     eprint!("{}", explain(record));
                 }
+                if let Some(drift) = record.drift_line() {
+                    eprintln!("      {drift}");
+                }
             }
             RunnerEvent::CassetteWritten { path, .. } => {
                 eprintln!("   cassette written: {}", path.display());
@@ -366,6 +430,13 @@ impl Reporter for TerminalProgress {
             RunnerEvent::CassetteNotWritten { reason, .. } => {
                 eprintln!("   cassette not written: {reason}");
             }
+            RunnerEvent::CassetteProposed { path, .. } => {
+                eprintln!(
+                    "   re-recorded cassette written to {} (review it with `harness review`)",
+                    path.display()
+                );
+            }
+            RunnerEvent::Notice { message, .. } => eprintln!("   note: {message}"),
             _ => {}
         }
     }
@@ -411,6 +482,62 @@ fn model_selectors(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scoring::skipped_record;
+
+    fn run(outcome: Outcome, divergences: u32, change: Option<OutcomeChange>) -> RunRecord {
+        let mut r = skipped_record("t", "p", "m", 1, "");
+        r.outcome = outcome;
+        r.divergences = divergences;
+        r.outcome_change = change;
+        r
+    }
+
+    #[test]
+    fn exit_statuses_tell_drift_from_changed_outcomes() {
+        use OutcomeChange::*;
+        let passed = run(Outcome::Passed, 0, None);
+        let failed = run(Outcome::Failed, 0, None);
+        let drift_held = run(Outcome::Passed, 2, Some(Held));
+        let drift_changed = run(Outcome::Failed, 1, Some(Changed));
+        let diverged = run(Outcome::Diverged, 1, None);
+        let equal = SnapshotVerdict::Equal;
+        let changed = SnapshotVerdict::Changed {
+            diff: String::new(),
+            proposed: None,
+            missing: false,
+        };
+        let table: Vec<(Vec<&RunRecord>, Option<&SnapshotVerdict>, u8)> = vec![
+            (vec![&passed], None, exit::SUCCESS),
+            (vec![&passed, &failed], None, exit::TASK_FAILED),
+            (vec![&passed, &drift_held], None, exit::DRIFT),
+            (
+                vec![&drift_held, &drift_changed],
+                None,
+                exit::OUTCOME_CHANGED,
+            ),
+            (vec![&failed, &drift_changed], None, exit::OUTCOME_CHANGED),
+            // Under `stop` a diverged run's outcome is unknown: it did not pass.
+            (vec![&passed, &diverged], None, exit::TASK_FAILED),
+            (vec![&failed, &drift_held], None, exit::TASK_FAILED),
+            // A snapshot decides instead of "every run passed".
+            (vec![&passed, &failed], Some(&equal), exit::SUCCESS),
+            (vec![&passed], Some(&changed), exit::SNAPSHOT_CHANGED),
+            (vec![&failed, &drift_held], Some(&equal), exit::DRIFT),
+            (vec![&drift_changed], Some(&equal), exit::OUTCOME_CHANGED),
+        ];
+        for (records, snapshot, want) in table {
+            let records: Vec<RunRecord> = records.into_iter().cloned().collect();
+            assert_eq!(
+                run_status(&records, snapshot),
+                want,
+                "{:?} {snapshot:?}",
+                records
+                    .iter()
+                    .map(|r| (r.outcome, r.divergences, r.outcome_change))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
 
     #[test]
     fn model_selectors_accept_both_spellings() {

@@ -84,6 +84,7 @@ pub fn runs_columns() -> Vec<String> {
             "divergences",
             "recorded_outcome",
             "outcome_change",
+            "unused_interactions",
         ]
         .map(String::from),
     );
@@ -196,6 +197,7 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
         r.outcome_change
             .map(|c| c.name().to_owned())
             .unwrap_or_default(),
+        r.unused_interactions.to_string(),
     ]);
     row
 }
@@ -277,6 +279,8 @@ pub struct RunKey {
     /// The `error_kind` cell (`None` when empty, or in a report written before the column
     /// existed).
     pub error_kind: Option<String>,
+    /// The `unused_interactions` cell (0 when empty or absent).
+    pub unused_interactions: u32,
 }
 
 /// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
@@ -308,6 +312,7 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
         required("outcome")?,
     );
     let error_kind = column("error_kind");
+    let unused = column("unused_interactions");
     let mut keys = Vec::new();
     for row in reader.records() {
         let row = row.map_err(read_err)?;
@@ -328,6 +333,7 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
                 .map(cell)
                 .filter(|k| !k.is_empty())
                 .map(str::to_owned),
+            unused_interactions: unused.map(cell).and_then(|c| c.parse().ok()).unwrap_or(0),
         });
     }
     Ok(keys)

@@ -21,6 +21,7 @@
 
 pub mod csv;
 pub mod markdown;
+pub mod snapshot;
 pub mod terminal;
 pub mod transcript;
 

@@ -88,6 +88,7 @@ fn rec(
         recorded_outcome: None,
         outcome_change: None,
         changed_checks: Vec::new(),
+        unused_interactions: 0,
     }
 }
 
@@ -553,6 +554,7 @@ fn read_runs_csv_round_trips_write_report() {
             epoch: r.epoch,
             outcome: r.outcome,
             error_kind: r.error_kind.clone(),
+            unused_interactions: 0,
         })
         .collect();
     assert_eq!(keys, expected);
@@ -584,6 +586,7 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
             epoch: 3,
             outcome: Outcome::Error,
             error_kind: None,
+            unused_interactions: 0,
         }
     );
     assert_eq!(keys[1].outcome, Outcome::Passed);

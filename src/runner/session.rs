@@ -210,6 +210,7 @@ impl Session {
             first_turn: differences.first().map(|d| d.turn),
             summary: (!differences.is_empty()).then(|| divergence::summary_line(&differences)),
             recorded: cassette.header.outcome.clone(),
+            unused_interactions: u32::try_from(unused).unwrap_or(u32::MAX),
         };
         Findings {
             stopped,

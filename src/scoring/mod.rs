@@ -143,6 +143,8 @@ pub struct ReplayInputs {
     pub summary: Option<String>,
     /// What the recording run scored; `None` when the cassette kept no outcome.
     pub recorded: Option<RecordedOutcome>,
+    /// Recorded interactions the run never asked for.
+    pub unused_interactions: u32,
 }
 
 /// Whether a replayed run's outcome is the one its cassette recorded.
@@ -394,6 +396,10 @@ pub struct RunRecord {
     /// Replays whose outcome changed: the checks that pass or fail otherwise than recorded.
     #[serde(default)]
     pub changed_checks: Vec<String>,
+    /// Replays: recorded interactions the run never asked for (`harness cassettes check` lists
+    /// them).
+    #[serde(default)]
+    pub unused_interactions: u32,
 }
 
 impl RunRecord {
@@ -702,6 +708,7 @@ pub fn score(
         }),
         outcome_change: change,
         changed_checks,
+        unused_interactions: replay.unused_interactions,
     }
 }
 
@@ -767,6 +774,7 @@ pub fn skipped_record(
         recorded_outcome: None,
         outcome_change: None,
         changed_checks: Vec::new(),
+        unused_interactions: 0,
     }
 }
 
