@@ -14,5 +14,5 @@ pub use load_server::{
 
 pub use scripted_server::{
     Fault, RecordedRequest, Script, ScriptError, ScriptedServer, ScriptedToolCall, ScriptedUsage,
-    Turn, load_script, parse_script, start,
+    Turn, load_script, parse_script, start, start_from,
 };

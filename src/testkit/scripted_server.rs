@@ -271,7 +271,18 @@ impl Drop for ScriptedServer {
 /// # Panics
 /// If no port on 127.0.0.1 can be bound (the tests cannot run then).
 pub async fn start(script: Script, api: ApiKind) -> ScriptedServer {
-    let state = Arc::new(Mutex::new(State::default()));
+    start_from(script, api, 0).await
+}
+
+/// Starts a server whose first request gets turn `first_turn` of `script` (0-based), as if the
+/// turns before had already been served: the live part of a re-recording, which replays the
+/// first requests from a cassette and reaches the server mid-conversation. Tool-call ids stay
+/// numbered across the whole script.
+pub async fn start_from(script: Script, api: ApiKind, first_turn: usize) -> ScriptedServer {
+    let state = Arc::new(Mutex::new(State {
+        served: first_turn,
+        ..State::default()
+    }));
     let script = Arc::new(script);
     let (addr, task) = {
         let state = state.clone();

@@ -6,6 +6,7 @@ mod edit;
 mod load;
 mod providers;
 mod providers_more;
+mod regression;
 mod reports;
 mod retry;
 mod run;
