@@ -93,7 +93,11 @@ fn main() {
             );
             sizes.push((v1, v2));
         }
-        growth.push((provider, sizes[1].0 as f64 / sizes[0].0 as f64, sizes[1].1 as f64 / sizes[0].1 as f64));
+        growth.push((
+            provider,
+            sizes[1].0 as f64 / sizes[0].0 as f64,
+            sizes[1].1 as f64 / sizes[0].1 as f64,
+        ));
     }
     println!();
     println!("| wire format | 40 turns / 10 turns, version 1 | version 2 |");
@@ -105,7 +109,11 @@ fn main() {
     let started = Instant::now();
     let mut shipped = (0u64, 0u64, 0usize);
     for task in std::fs::read_dir(&root).unwrap().flatten() {
-        for file in std::fs::read_dir(task.path()).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(task.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let p = file.path();
             if p.extension().is_some_and(|x| x == "yaml") {
                 let (v1, v2) = sizes_of(&p);

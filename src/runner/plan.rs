@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
-
 use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::ModelSelector;
 use crate::tasks::Task;
@@ -86,14 +84,10 @@ pub fn plan_runs(tasks: &[Arc<Task>], options: &RunOptions) -> Result<Vec<Planne
 
 /// The provider and model of every cassette recorded for `task`, sorted.
 ///
-/// Read from each file's header; a file whose header cannot be read is still planned (by its
-/// file name) so that replaying it reports the problem instead of skipping it silently.
+/// Read from each file's header (the lines before its interactions). A file whose header cannot
+/// be read, or names another provider and model than its file name says, is planned by its file
+/// name, so that replaying it reports the problem instead of skipping it silently.
 pub fn recorded_models(cassettes_dir: &Path, task: &str) -> Vec<ModelSelector> {
-    #[derive(Deserialize)]
-    struct Header {
-        provider: String,
-        model: String,
-    }
     let folder = cassettes_dir.join(cassettes::sanitize_component(task));
     let Ok(entries) = std::fs::read_dir(&folder) else {
         return Vec::new();
@@ -103,8 +97,11 @@ pub fn recorded_models(cassettes_dir: &Path, task: &str) -> Vec<ModelSelector> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .filter_map(|path| {
-            let text = std::fs::read_to_string(&path).ok();
-            match text.and_then(|t| serde_yaml_ng::from_str::<Header>(&t).ok()) {
+            // The header only: the recorded traffic is parsed when the run replays it.
+            let header = cassettes::format::read_header(&path).ok();
+            match header.filter(|h| {
+                cassettes::cassette_path(cassettes_dir, task, &h.provider, &h.model) == path
+            }) {
                 Some(h) => Some(ModelSelector {
                     provider: h.provider,
                     model: h.model,

@@ -90,6 +90,27 @@ impl Session {
                 };
                 ("cassette", e.to_string())
             })?;
+            let h = &cassette.header;
+            if crate::cassettes::cassette_path(
+                &options.cassettes_dir,
+                &run.task.id,
+                &h.provider,
+                &h.model,
+            ) != run.cassette
+            {
+                return Err((
+                    "cassette",
+                    format!(
+                        "cassette `{}` records {}/{} for task `{}`, not {} for `{}`\nhint: rename the file or fix its header (`harness cassettes check` lists such files)",
+                        run.cassette.display(),
+                        h.provider,
+                        h.model,
+                        h.task,
+                        run.model,
+                        run.task.id
+                    ),
+                ));
+            }
             let paths = path_map(
                 workspace,
                 bash_dir,

@@ -408,3 +408,150 @@ async fn rerecord_without_a_server_fails_the_run_and_keeps_the_cassette() {
     assert_eq!(std::fs::read_to_string(&cassette).unwrap(), before);
     assert!(!runner::pending_path(&cassette).exists());
 }
+
+/// Cassettes that are empty, truncated, of an unknown version, or hand-edited into an
+/// inconsistent conversation each fail their own run with a message naming the file (and the
+/// interaction), while the good cassettes of the same task replay; `harness cassettes check`
+/// lists the same files before any run.
+#[test]
+fn broken_cassettes_fail_alone_and_say_what_is_wrong() {
+    let project = shipped_copy();
+    let root = project.path();
+    let dir = root.join("cassettes/py-median");
+    std::fs::write(dir.join("anthropic--scripted-claude.yaml"), "").unwrap();
+    let openai = std::fs::read_to_string(dir.join("openai--scripted-gpt.yaml")).unwrap();
+    std::fs::write(
+        dir.join("openai--scripted-gpt.yaml"),
+        &openai[..openai.len() / 2],
+    )
+    .unwrap();
+    // A file that holds another model's recording than its name says.
+    std::fs::create_dir_all(root.join("cassettes/sh-args")).unwrap();
+    std::fs::write(
+        root.join("cassettes/sh-args/anthropic--scripted-claude.yaml"),
+        std::fs::read_to_string(root.join("cassettes/sh-args/openai--scripted-gpt.yaml")).unwrap(),
+    )
+    .unwrap();
+    let gemini = std::fs::read_to_string(dir.join("google--scripted-gemini.yaml")).unwrap();
+    std::fs::write(
+        dir.join("google--scripted-gemini.yaml"),
+        gemini.replacen("format_version: 2", "format_version: 9", 1),
+    )
+    .unwrap();
+    let responses =
+        std::fs::read_to_string(dir.join("openai-responses--scripted-gpt.yaml")).unwrap();
+    assert!(responses.contains("keep: "), "format 2 with deltas");
+    let bad_keep = regex::Regex::new(r"keep: \d+").unwrap();
+    std::fs::write(
+        dir.join("openai-responses--scripted-gpt.yaml"),
+        bad_keep.replace(&responses, "keep: 999").into_owned(),
+    )
+    .unwrap();
+
+    let (code, stdout, _) = harness(root, &["cassettes", "check"]);
+    assert_eq!(code, 100, "{stdout}");
+    for expected in [
+        "anthropic--scripted-claude.yaml: cassette",
+        "is an empty file",
+        "format_version 9",
+        "records openai/scripted-gpt but is named `anthropic--scripted-claude.yaml`",
+    ] {
+        assert!(stdout.contains(expected), "{expected}: {stdout}");
+    }
+
+    let (code, stdout, stderr) = harness(
+        root,
+        &["run", "tasks", "--task", "py-*", "--task", "sh-args"],
+    );
+    assert_eq!(code, 100, "{stdout}\n{stderr}");
+    let rows = report_rows(root);
+    let (task, provider, outcome, reason) = (
+        column(root, "task"),
+        column(root, "provider"),
+        column(root, "outcome"),
+        column(root, "reason"),
+    );
+    let reason_of = |p: &str| {
+        rows.iter()
+            .find(|r| &r[task] == "py-median" && &r[provider] == p)
+            .map(|r| (r[outcome].to_owned(), r[reason].to_owned()))
+            .unwrap()
+    };
+    let (o, why) = reason_of("anthropic");
+    assert_eq!(o, "error");
+    assert!(why.contains("is an empty file"), "{why}");
+    let (o, why) = reason_of("openai");
+    assert_eq!(o, "error");
+    assert!(why.contains("openai--scripted-gpt.yaml"), "{why}");
+    let (_, why) = reason_of("google");
+    assert!(why.contains("format_version 9"), "{why}");
+    let (_, why) = reason_of("openai-responses");
+    assert!(
+        why.contains("interaction 1 (request 2)") && why.contains("keep"),
+        "{why}"
+    );
+    let misnamed = rows
+        .iter()
+        .find(|r| &r[task] == "sh-args" && &r[provider] == "anthropic")
+        .unwrap();
+    assert_eq!(&misnamed[outcome], "error");
+    assert!(
+        misnamed[reason].contains("records openai/scripted-gpt"),
+        "{misnamed:?}"
+    );
+    // The other runs replayed as usual.
+    let others: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|r| {
+            &r[task] != "py-median" && !(&r[task] == "sh-args" && &r[provider] == "anthropic")
+        })
+        .collect();
+    assert!(others.len() >= 12);
+    assert!(others.iter().all(|r| &r[outcome] == "passed"), "{others:?}");
+}
+
+/// Bash's full-output file lives in a per-run temp folder; the cassette records it under a fixed
+/// placeholder, and the replay, in another temp folder, matches.
+#[tokio::test]
+async fn the_full_output_path_is_a_placeholder_in_the_cassette() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    testkit::write_trivial_task(&suite).unwrap();
+    let task = Arc::new(tasks::load_suite(&suite).unwrap().tasks.remove(0));
+    let script = testkit::parse_script(
+        "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {command: 'seq 1 5000'}\n  - text: done\n",
+        "big.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let mut o = RunOptions::new(dir.path().join("cassettes"), dir.path().join("reports/a"));
+    o.mode = CassetteMode::Record;
+    o.models = vec!["anthropic/scripted-claude".parse().unwrap()];
+    o.base_url = Some(server.base_url());
+    o.key_env = Arc::new(|_| Some("scripted-server-key".to_owned()));
+    let planned = runner::plan_runs(std::slice::from_ref(&task), &o).unwrap();
+    let recorded = runner::execute(planned, &o, Arc::new(Silent))
+        .await
+        .remove(0);
+    assert_eq!(recorded.outcome, Outcome::Passed, "{}", recorded.reason);
+    let path = cassettes::cassette_path(&o.cassettes_dir, &task.id, "anthropic", "scripted-claude");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("Full output: /tmp/harness-bash/pi-bash-"),
+        "{text}"
+    );
+    let tmp = std::env::temp_dir().join("harness-bash-");
+    assert!(
+        !text.contains(&*tmp.to_string_lossy()),
+        "no host temp folder in the cassette"
+    );
+
+    o.mode = CassetteMode::Replay;
+    o.report_dir = dir.path().join("reports/b");
+    let planned = runner::plan_runs(std::slice::from_ref(&task), &o).unwrap();
+    let replayed = runner::execute(planned, &o, Arc::new(Silent))
+        .await
+        .remove(0);
+    assert_eq!(replayed.outcome, Outcome::Passed, "{}", replayed.reason);
+    assert_eq!(replayed.divergences, 0);
+}
