@@ -102,24 +102,7 @@ pub(super) async fn run_one(
         notes.push(message);
     }
     let api = spec.api;
-    let settings = ProviderSettings {
-        openai_compat: Some(OpenAiCompat::from_config(&spec, &entry.compat)),
-        ..Default::default()
-    };
-    let inner: Arc<dyn Provider> = providers::build_with(spec, session.transport(), settings);
-    let retry = if session.replays_only() {
-        // A replay retries exactly as the recording did, without waiting.
-        options.retry.clone().without_waiting()
-    } else {
-        options.retry.clone()
-    };
-    let retrying = Retrying::new(
-        inner,
-        retry,
-        Some(state.limiter(&entry.name, entry.max_in_flight)),
-    );
-    let retry_stats: Arc<RetryStats> = retrying.stats();
-    let provider: Arc<dyn Provider> = Arc::new(retrying);
+    let (provider, retry_stats) = provider_for(spec, &entry, &session, options, state);
 
     let tool_set = match ToolSet::new(&task.tools) {
         Ok(set) => Arc::new(set),
@@ -220,29 +203,8 @@ pub(super) async fn run_one(
         "pi",
         strategy.name(),
     );
-    match session.finish(header, &mut record, &agent_run.stop, run, options) {
-        None => {}
-        Some(Finished::Written(path)) => {
-            reporter.event(&RunnerEvent::CassetteWritten { index, path })
-        }
-        Some(Finished::Proposed(path)) => {
-            add_note(
-                &mut record,
-                format!(
-                    "re-recorded cassette written to {} for `harness review`",
-                    path.display()
-                ),
-            );
-            reporter.event(&RunnerEvent::CassetteProposed { index, path });
-        }
-        Some(Finished::NotWritten(reason)) => {
-            add_note(&mut record, format!("cassette not written: {reason}"));
-            reporter.event(&RunnerEvent::CassetteNotWritten { index, reason });
-        }
-        Some(Finished::Note(message)) => {
-            add_note(&mut record, message.clone());
-            reporter.event(&RunnerEvent::Notice { index, message });
-        }
+    if let Some(finished) = session.finish(header, &mut record, &agent_run.stop, run, options) {
+        report_finished(finished, &mut record, &*reporter, index);
     }
     if options.keep_workspaces {
         let kept = workspace.into_kept_path();
@@ -250,6 +212,65 @@ pub(super) async fn run_one(
     }
     drop(bash_logs);
     record
+}
+
+/// The provider of one run over the session's transport: the wire format, then retries with the
+/// provider's shared in-flight limit (without waiting when every answer comes from a cassette,
+/// so a replay retries exactly as the recording did).
+fn provider_for(
+    spec: crate::providers::ModelSpec,
+    entry: &crate::providers::catalog::ProviderEntry,
+    session: &Session,
+    options: &RunOptions,
+    state: &SuiteState,
+) -> (Arc<dyn Provider>, Arc<RetryStats>) {
+    let settings = ProviderSettings {
+        openai_compat: Some(OpenAiCompat::from_config(&spec, &entry.compat)),
+        ..Default::default()
+    };
+    let inner: Arc<dyn Provider> = providers::build_with(spec, session.transport(), settings);
+    let retry = if session.replays_only() {
+        options.retry.clone().without_waiting()
+    } else {
+        options.retry.clone()
+    };
+    let retrying = Retrying::new(
+        inner,
+        retry,
+        Some(state.limiter(&entry.name, entry.max_in_flight)),
+    );
+    let stats = retrying.stats();
+    (Arc::new(retrying), stats)
+}
+
+/// Notes in the record and tells the reporter what the session wrote (or did not).
+fn report_finished(
+    finished: Finished,
+    record: &mut RunRecord,
+    reporter: &dyn Reporter,
+    index: usize,
+) {
+    match finished {
+        Finished::Written(path) => reporter.event(&RunnerEvent::CassetteWritten { index, path }),
+        Finished::Proposed(path) => {
+            add_note(
+                record,
+                format!(
+                    "re-recorded cassette written to {} for `harness review`",
+                    path.display()
+                ),
+            );
+            reporter.event(&RunnerEvent::CassetteProposed { index, path });
+        }
+        Finished::NotWritten(reason) => {
+            add_note(record, format!("cassette not written: {reason}"));
+            reporter.event(&RunnerEvent::CassetteNotWritten { index, reason });
+        }
+        Finished::Note(message) => {
+            add_note(record, message.clone());
+            reporter.event(&RunnerEvent::Notice { index, message });
+        }
+    }
 }
 
 /// Appends a line to the record's detail text.
