@@ -3,6 +3,7 @@
 mod cassettes;
 mod cli_tool;
 mod edit;
+mod faults;
 mod load;
 mod providers;
 mod providers_more;
