@@ -5,6 +5,7 @@ mod cli_tool;
 mod edit;
 mod faults;
 mod load;
+mod preflight;
 mod providers;
 mod providers_more;
 mod reports;
