@@ -1,6 +1,6 @@
 //! The checks `harness run` makes before its first run starts: every flag, every provider named
-//! on the command line, the key of every provider a run will call, every base URL and every
-//! header of `harness.yaml`. Each problem is one `error:` line and one `hint:` line, all of them
+//! on the command line, the key of every provider a run will call, every base URL, header and
+//! price of `harness.yaml`. Each problem is one `error:` line and one `hint:` line, all of them
 //! at once, and the command exits 2 without starting anything, instead of failing every run the
 //! same way after it has started (and after other runs have spent money).
 //!
@@ -119,6 +119,25 @@ pub fn check_flags(
                 ),
                 "give the scheme and the host, for example `base_url: http://127.0.0.1:8000/v1`",
             ));
+        }
+        for (model, config) in &entry.models {
+            let Some(price) = config.price else { continue };
+            let fields = [
+                ("input", price.input),
+                ("output", price.output),
+                ("cache_read", price.cache_read),
+                ("cache_write", price.cache_write),
+            ];
+            for (field, value) in fields {
+                if !value.is_finite() || value < 0.0 {
+                    problems.push(Problem::new(
+                        format!(
+                            "{place}: model `{model}`: price `{field}: {value}` is not a price"
+                        ),
+                        "prices are dollars per million tokens: a finite amount of 0 or more",
+                    ));
+                }
+            }
         }
         for (name, value) in &entry.headers {
             if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {

@@ -572,7 +572,7 @@ mod tests {
                 start.clone(),
                 (
                     "error",
-                    json!({"type":"error","error":{"type":kind,"message":"Overloaded"}}),
+                    json!({"type":"error","error":{"type":kind,"message":"try again"}}),
                 ),
             ]);
             let err = read_stream(&spec(), &mut s).await.unwrap_err();

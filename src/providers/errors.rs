@@ -81,79 +81,47 @@ pub fn from_transport(err: TransportError) -> ProviderError {
 /// Maps an error event sent inside a streamed reply (after a 200 status) to a typed error, from
 /// the provider's own name for the error (`code`: Anthropic's `error.type`, OpenAI's
 /// `error.type` or `code`, Gemini's `error.status`) and its message. These are the provider's
-/// failures, never the model's, so none of them is an error reply that counts against the model:
+/// failures, never the model's, so none of them is an error reply that counts against the model.
+/// The name gives the HTTP status the provider documents for that error, which then maps as
+/// [`from_http_status`] maps it:
 ///
-/// * `overloaded…`, `…unavailable…`: overloaded (retried);
-/// * `rate_limit…`, `resource_exhausted`, `too_many_requests`: rate limited (retried);
-/// * `auth…`, `unauthenticated`, `permission…`, `invalid_api_key`: authentication;
-/// * `context_length…`, or an invalid request whose message mentions the context: context too
-///   long;
-/// * `invalid…`, `not_found…`, `failed_precondition`, `…too_large`: invalid request;
+/// * `overloaded…` (529), `…unavailable…` (503): overloaded (retried);
+/// * `rate_limit…`, `resource_exhausted`, `too_many_requests` (429): rate limited (retried);
+/// * `permission…` (403), `auth…`, `unauthenticated`, `invalid_api_key` (401): authentication;
+/// * `context_length…` (400, context too long), `not_found…` (404), `…too_large` (413),
+///   `invalid…`, `failed_precondition`, `out_of_range` (400): invalid request, or context too
+///   long when the message says so;
 /// * anything else (`api_error`, `server_error`, `internal`, a timeout, an unknown or missing
-///   name): server error (retried).
+///   name): 500, a server error (retried), or overloaded when the message says so.
 ///
-/// The status of the result is the HTTP status the provider documents for that error; the
-/// message names the code.
+/// The message names the code.
 pub fn from_stream_error(code: &str, message: &str) -> ProviderError {
+    const STATUSES: [(&[&str], u16); 9] = [
+        (&["overloaded"], 529),
+        (&["unavailable"], 503),
+        (
+            &["rate_limit", "resource_exhausted", "too_many_requests"],
+            429,
+        ),
+        (&["permission"], 403),
+        (&["auth", "invalid_api_key"], 401),
+        (&["context_length"], 400),
+        (&["not_found"], 404),
+        (&["too_large"], 413),
+        (&["invalid", "failed_precondition", "out_of_range"], 400),
+    ];
     let code = code.trim();
     let lower = code.to_ascii_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
-    let message = trim_message(&if code.is_empty() {
+    let status = STATUSES
+        .iter()
+        .find(|(words, _)| words.iter().any(|w| lower.contains(w)))
+        .map_or(500, |(_, status)| *status);
+    let message = if code.is_empty() {
         format!("error event in the stream: {message}")
     } else {
         format!("{code} in the stream: {message}")
-    });
-    if has(&["overloaded"]) {
-        ProviderError::Overloaded {
-            status: 529,
-            message,
-        }
-    } else if has(&["unavailable"]) {
-        ProviderError::Overloaded {
-            status: 503,
-            message,
-        }
-    } else if has(&["rate_limit", "resource_exhausted", "too_many_requests"]) {
-        ProviderError::RateLimited {
-            status: 429,
-            message,
-            retry_after: None,
-        }
-    } else if has(&["permission"]) {
-        ProviderError::Authentication {
-            status: 403,
-            message,
-        }
-    } else if has(&["auth", "invalid_api_key"]) {
-        ProviderError::Authentication {
-            status: 401,
-            message,
-        }
-    } else if has(&["context_length"])
-        || (has(&["invalid", "too_large"]) && message.to_lowercase().contains("context"))
-    {
-        ProviderError::ContextTooLong { message }
-    } else if has(&["not_found"]) {
-        ProviderError::InvalidRequest {
-            status: 404,
-            message,
-        }
-    } else if has(&["too_large"]) {
-        ProviderError::InvalidRequest {
-            status: 413,
-            message,
-        }
-    } else if has(&["invalid", "failed_precondition", "out_of_range"]) {
-        ProviderError::InvalidRequest {
-            status: 400,
-            message,
-        }
-    } else {
-        ProviderError::Server {
-            status: 500,
-            message,
-        }
-    }
+    };
+    from_http_status(status, &[], &message)
 }
 
 /// The body text trimmed of surrounding whitespace and cut to [`MAX_ERROR_MESSAGE_CHARS`].

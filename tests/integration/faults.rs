@@ -20,7 +20,8 @@ use harness::tasks;
 use harness::testkit::{self, ScriptedServer};
 use pretty_assertions::assert_eq;
 
-use super::providers::{hello, serve, spec, transport};
+use super::providers::{hello, one, serve, spec, transport};
+use super::retry::fast;
 
 const ALL: [ApiKind; 4] = [
     ApiKind::AnthropicMessages,
@@ -28,17 +29,6 @@ const ALL: [ApiKind; 4] = [
     ApiKind::OpenaiResponses,
     ApiKind::GoogleGenerativeAi,
 ];
-
-/// Retries quickly: waits of a few milliseconds, three retries, `Retry-After` up to 5 s.
-fn fast() -> RetryPolicy {
-    RetryPolicy {
-        max_retries: 3,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-        max_retry_after: Duration::from_secs(5),
-        no_wait: false,
-    }
-}
 
 /// The provider for `api` against `server` over the live transport, retrying with `policy`.
 fn retrying(api: ApiKind, server: &ScriptedServer, policy: RetryPolicy) -> Retrying {
@@ -80,13 +70,7 @@ async fn mid_stream_error_events_are_typed_and_retried_as_infrastructure() {
         assert_eq!(provider.stats().by_kind(), vec![(kind, 1)], "{api:?}");
         assert_eq!(server.requests().len(), 2);
         // Without retries, the error itself: typed, and naming the provider's own error.
-        let server = serve(api, &yaml).await;
-        let err = ask(&*providers::build(
-            spec(api, server.base_url()),
-            transport(),
-        ))
-        .await
-        .unwrap_err();
+        let err = one(api, &yaml).await.0.unwrap_err();
         assert_eq!(err.kind(), kind, "{api:?}: {err}");
         assert!(err.to_string().contains(error_type), "{err}");
         assert!(err.to_string().contains("try later"), "{err}");
@@ -120,8 +104,9 @@ async fn a_refusal_still_counts_against_the_model_and_is_not_retried() {
     }
 }
 
-/// Records the trivial task against `yaml` served in `api`'s format, retrying fast.
-async fn run_trivial(api: ApiKind, yaml: &str) -> scoring::RunRecord {
+/// Records the trivial task against `yaml` served in `api`'s format, retrying fast; returns the
+/// record and the cassette written, if any.
+async fn run_trivial(api: ApiKind, yaml: &str) -> (scoring::RunRecord, Option<String>) {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("tasks");
     testkit::write_trivial_task(&suite).unwrap();
@@ -129,33 +114,53 @@ async fn run_trivial(api: ApiKind, yaml: &str) -> scoring::RunRecord {
     let server = serve(api, yaml).await;
     let mut options = RunOptions::new(dir.path().join("cassettes"), dir.path().join("reports"));
     options.mode = CassetteMode::Record;
-    options.models = vec![
-        match api {
-            ApiKind::AnthropicMessages => "anthropic/scripted-claude",
-            _ => "google/scripted-gemini",
-        }
-        .parse()
-        .unwrap(),
-    ];
+    let model: harness::providers::catalog::ModelSelector = match api {
+        ApiKind::AnthropicMessages => "anthropic/scripted-claude",
+        ApiKind::OpenaiCompletions => "openai/scripted-gpt",
+        ApiKind::OpenaiResponses => "openai-responses/scripted-gpt",
+        ApiKind::GoogleGenerativeAi => "google/scripted-gemini",
+    }
+    .parse()
+    .unwrap();
+    options.models = vec![model.clone()];
     options.base_url = Some(server.base_url());
     options.key_env = Arc::new(|_| Some("test-key-not-secret".to_owned()));
     options.retry = fast();
     let planned = runner::plan_runs(&[task], &options).unwrap();
-    runner::execute(planned, &options, Arc::new(Silent))
+    let cassette = planned[0].cassette.clone();
+    let record = runner::execute(planned, &options, Arc::new(Silent))
         .await
-        .remove(0)
+        .remove(0);
+    (record, std::fs::read_to_string(cassette).ok())
+}
+
+#[tokio::test]
+async fn a_recorded_run_marks_every_stream_completed() {
+    let yaml = "turns:\n  - tool_calls:\n      - name: ls\n  - text: done\n";
+    for api in ALL {
+        let (record, cassette) = run_trivial(api, yaml).await;
+        assert_eq!(
+            record.outcome,
+            Outcome::Passed,
+            "{api:?}: {}",
+            record.reason
+        );
+        let cassette = cassette.expect("written");
+        assert_eq!(cassette.matches("end: completed").count(), 2, "{api:?}");
+        assert!(!cassette.contains("abandoned"), "{api:?}");
+    }
 }
 
 #[tokio::test]
 async fn an_error_event_that_persists_is_an_infrastructure_error_of_its_kind() {
     let busy = "  - fault: {error_event: busy}\n".repeat(4);
-    let record = run_trivial(ApiKind::AnthropicMessages, &format!("turns:\n{busy}")).await;
+    let (record, _) = run_trivial(ApiKind::AnthropicMessages, &format!("turns:\n{busy}")).await;
     assert_eq!(record.outcome, Outcome::Error, "{}", record.reason);
     assert_eq!(record.error_kind.as_deref(), Some("overloaded"));
     assert!(scoring::is_infrastructure_kind("overloaded"));
     assert_eq!(record.retries, 3);
     // A refusal is the model's: `model_error`, against it.
-    let record = run_trivial(
+    let (record, _) = run_trivial(
         ApiKind::GoogleGenerativeAi,
         "turns:\n  - text: no\n    stop_reason: SAFETY\n",
     )
@@ -178,13 +183,7 @@ async fn a_stream_that_ends_cleanly_but_early_is_cut_and_retried() {
         let yaml = format!(
             "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: \"rm -rf build && make all\"}}\n    fault: {{end_after_events: {events}}}\n  - text: whole\n"
         );
-        let server = serve(api, &yaml).await;
-        let err = ask(&*providers::build(
-            spec(api, server.base_url()),
-            transport(),
-        ))
-        .await
-        .unwrap_err();
+        let err = one(api, &yaml).await.0.unwrap_err();
         assert!(
             matches!(err, ProviderError::StreamCut { .. }),
             "{api:?}: the cut tool call is not taken as the reply: {err:?}"
@@ -204,12 +203,7 @@ async fn a_stream_that_ends_cleanly_but_early_is_cut_and_retried() {
             "turns:\n  - text: all of it\n    fault: {{end_after_events: {}}}\n",
             full - 1
         );
-        let server = serve(api, &yaml).await;
-        let result = ask(&*providers::build(
-            spec(api, server.base_url()),
-            transport(),
-        ))
-        .await;
+        let (result, _server) = one(api, &yaml).await;
         match api {
             ApiKind::OpenaiCompletions => assert_eq!(result.unwrap().text(), "all of it"),
             _ => assert!(

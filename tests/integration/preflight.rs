@@ -15,6 +15,23 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
+/// A project folder with the shipped task `id` and its cassettes.
+fn shipped(id: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for folder in ["tasks", "cassettes"] {
+        std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(root.join(folder).join(id))
+            .arg(dir.path().join(folder))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    dir
+}
+
 /// Runs the binary in `cwd` with no key, CI or mode variable set; returns (code, stdout, stderr).
 fn harness(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
@@ -155,21 +172,7 @@ fn a_missing_key_is_refused_when_a_run_would_call_the_provider() {
 #[test]
 fn replay_and_auto_over_recorded_cassettes_need_no_key() {
     // The shipped py-median task and its cassettes: auto replays them all, without a key.
-    let dir = tempfile::tempdir().unwrap();
-    let root = env!("CARGO_MANIFEST_DIR");
-    for (from, to) in [
-        ("tasks/py-median", "tasks"),
-        ("cassettes/py-median", "cassettes"),
-    ] {
-        std::fs::create_dir_all(dir.path().join(to)).unwrap();
-        let status = Command::new("cp")
-            .arg("-a")
-            .arg(Path::new(root).join(from))
-            .arg(dir.path().join(to))
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    let dir = shipped("py-median");
     let (code, stdout, stderr) = harness(
         dir.path(),
         &[
@@ -212,6 +215,20 @@ fn bad_header_names_and_values_in_harness_yaml_are_refused_without_showing_the_v
          hint: header names are ASCII letters, digits and `-` (for example `x-team`)\n\
          error: tasks/harness.yaml: provider `openai`: the value of header `x-token` is not a valid HTTP header value\n\
          hint: header values are visible ASCII characters and spaces, without line breaks\n",
+    );
+}
+
+#[test]
+fn a_price_that_is_not_an_amount_is_refused() {
+    refused(
+        &["--model", "openai/gpt-x"],
+        Some(
+            "providers:\n  openai:\n    models:\n      gpt-x: {price: {input: -1, output: .nan}}\n",
+        ),
+        "error: tasks/harness.yaml: provider `openai`: model `gpt-x`: price `input: -1` is not a price\n\
+         hint: prices are dollars per million tokens: a finite amount of 0 or more\n\
+         error: tasks/harness.yaml: provider `openai`: model `gpt-x`: price `output: NaN` is not a price\n\
+         hint: prices are dollars per million tokens: a finite amount of 0 or more\n",
     );
 }
 
@@ -264,21 +281,7 @@ fn a_closed_stderr_or_stdout_ends_quietly() {
 
     // A whole replay, progress lines and summary included, into closed pipes: it still runs
     // every run, writes its report and exits with its verdict.
-    let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (from, to) in [
-        ("tasks/sh-args", "tasks"),
-        ("cassettes/sh-args", "cassettes"),
-    ] {
-        std::fs::create_dir_all(dir.path().join(to)).unwrap();
-        let status = Command::new("cp")
-            .arg("-a")
-            .arg(root.join(from))
-            .arg(dir.path().join(to))
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
+    let dir = shipped("sh-args");
     for (stdout, stderr) in [(true, true), (false, true), (true, false)] {
         let pipe = |closed: bool| {
             if closed {
