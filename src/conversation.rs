@@ -55,6 +55,10 @@ pub struct ToolCall {
     pub name: String,
     /// The parsed JSON arguments (an object, normally; whatever the model sent otherwise).
     pub arguments: Value,
+    /// Gemini's `thoughtSignature` on the function call part, replayed to the same model as Pi
+    /// replays it (Gemini 3 refuses a history whose calls lost theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
 }
 
 /// A block of assistant content.
@@ -110,13 +114,13 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another reply's usage to this one.
+    /// Adds another reply's usage to this one; a count a provider reports absurdly high saturates instead of overflowing.
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total_tokens += other.total_tokens;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.total_tokens = self.total_tokens.saturating_add(other.total_tokens);
     }
 }
 

@@ -63,6 +63,7 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> AssistantBlock {
         id: id.into(),
         name: name.into(),
         arguments: args,
+        thought_signature: None,
     })
 }
 

@@ -81,7 +81,7 @@ fn check(args: CheckArgs) -> ExitCode {
     }
     let (suite, problems) = tasks::load_suite_lenient(&args.tasks);
     for p in &problems {
-        eprintln!("error: {p}");
+        stderr!("error: {p}");
     }
     let infos: Vec<TaskInfo> = suite
         .iter()
@@ -122,7 +122,7 @@ fn check(args: CheckArgs) -> ExitCode {
         super::print_data(&f.to_string());
     }
     let files = count_cassettes(&args.cassettes);
-    eprintln!(
+    stderr!(
         "{} cassette{} in {} against {} task{} in {}{}: {}",
         files,
         if files == 1 { "" } else { "s" },
@@ -192,7 +192,7 @@ fn upgrade(args: UpgradeArgs) -> ExitCode {
         let mut cassette = match Cassette::load(&path) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("error: {e}");
+                stderr!("error: {e}");
                 failed += 1;
                 continue;
             }
@@ -205,15 +205,15 @@ fn upgrade(args: UpgradeArgs) -> ExitCode {
         match write_cassette(&cassette, &path, &[]) {
             Ok(()) => {
                 upgraded += 1;
-                eprintln!("upgraded {}", path.display());
+                stderr!("upgraded {}", path.display());
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                stderr!("error: {e}");
                 failed += 1;
             }
         }
     }
-    eprintln!(
+    stderr!(
         "{upgraded} upgraded to format_version {FORMAT_VERSION}, {current} already current, {failed} failed"
     );
     if failed > 0 {
@@ -245,7 +245,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
         .filter(|p| matches(&matcher, pattern, &p.target))
         .collect();
     if pending.is_empty() {
-        eprintln!(
+        stderr!(
             "nothing to review: no `.new` files under {}",
             args.roots
                 .iter()
@@ -259,7 +259,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
         for p in &pending {
             super::print_data(&describe(p));
         }
-        eprintln!(
+        stderr!(
             "{} pending: `harness review --accept [GLOB]` keeps them, `--reject [GLOB]` drops them",
             pending.len()
         );
@@ -279,13 +279,13 @@ pub fn review(args: ReviewArgs) -> ExitCode {
             review::reject(p)
         };
         match done {
-            Ok(()) => eprintln!(
+            Ok(()) => stderr!(
                 "{} {}",
                 if accept { "accepted" } else { "rejected" },
                 p.target.display()
             ),
             Err(e) => {
-                eprintln!(
+                stderr!(
                     "error: failed to {} {}: {e}",
                     if accept { "accept" } else { "reject" },
                     p.path.display()

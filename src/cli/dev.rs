@@ -99,7 +99,7 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
     let suite = match tasks::load_suite(&args.tasks) {
         Ok(suite) => suite,
         Err(e) => {
-            eprintln!("{e}");
+            stderr!("{e}");
             return ExitCode::from(exit::USAGE);
         }
     };
@@ -118,7 +118,7 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
         let script = match testkit::load_script(&script_path) {
             Ok(script) => script,
             Err(e) => {
-                eprintln!("error: {e}");
+                stderr!("error: {e}");
                 return ExitCode::from(exit::USAGE);
             }
         };
@@ -152,7 +152,7 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
     for record in &records {
         let ok = record.outcome == Outcome::Passed;
         failed += usize::from(!ok);
-        eprintln!(
+        stderr!(
             "{} {}/{}: {} {}",
             if ok { "recorded" } else { "FAILED  " },
             record.provider,
@@ -166,7 +166,7 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
         );
     }
     if failed > 0 {
-        eprintln!("error: {failed} scripted run(s) did not pass; their cassettes may be stale");
+        stderr!("error: {failed} scripted run(s) did not pass; their cassettes may be stale");
         ExitCode::from(exit::TASK_FAILED)
     } else {
         ExitCode::SUCCESS

@@ -4,8 +4,17 @@
 //! the binary uses is one of the documented constants in [`exit`]. This is the only module that
 //! builds a tokio runtime; the library below it never does.
 
+/// `eprintln!` that never panics: writes one line to stderr, and a closed stderr
+/// (`harness run 2>&1 | head`) loses the line quietly instead of panicking.
+macro_rules! stderr {
+    ($($arg:tt)*) => {
+        $crate::cli::stderr_line(&format!($($arg)*))
+    };
+}
+
 pub mod cassettes;
 pub mod dev;
+pub mod preflight;
 pub mod run;
 pub mod tool;
 
@@ -96,11 +105,8 @@ fn clap_error(err: clap::Error) -> ExitCode {
         }
         _ => {
             let rendered = err.render().to_string();
-            eprint!("{rendered}");
-            if !rendered.ends_with('\n') {
-                eprintln!();
-            }
-            eprintln!("hint: run `harness --help` or `harness <command> --help` for usage");
+            stderr!("{}", rendered.trim_end_matches('\n'));
+            stderr!("hint: run `harness --help` or `harness <command> --help` for usage");
             ExitCode::from(exit::USAGE)
         }
     }
@@ -126,16 +132,24 @@ pub(crate) fn print_data(text: &str) {
     let _ = print_line(text);
 }
 
+/// Writes `text` and a line break to stderr (use the `stderr!` macro). Unlike `eprintln!`, a
+/// closed stderr is not a panic: the line is lost, the harness goes on.
+pub(crate) fn stderr_line(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+}
+
 /// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
 pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
-    eprintln!("error: {message}");
-    eprintln!("hint: {hint}");
+    stderr!("error: {message}");
+    stderr!("hint: {hint}");
     ExitCode::from(exit::USAGE)
 }
 
 /// Prints `error: {message}` to stderr and returns [`exit::INTERNAL`].
 pub(crate) fn internal_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    stderr!("error: {message}");
     ExitCode::from(exit::INTERNAL)
 }
 

@@ -137,7 +137,7 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(errors) => {
-            eprintln!("{errors}");
+            stderr!("{errors}");
             ExitCode::from(exit::USAGE)
         }
     }
@@ -168,7 +168,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
             return super::usage_error(&e, "for example `--model anthropic/claude-sonnet-4-5`");
         }
     };
-    let (config, _) = match HarnessConfig::load_first(&config_candidates(&args.tasks)) {
+    let (config, config_path) = match HarnessConfig::load_first(&config_candidates(&args.tasks)) {
         Ok(found) => found,
         Err(e) => return super::usage_error(&e.to_string(), "fix or remove the file"),
     };
@@ -176,9 +176,13 @@ async fn run_async(args: RunArgs) -> ExitCode {
         Ok(catalog) => catalog,
         Err(e) => return super::usage_error(&e.to_string(), "see the README's provider section"),
     };
+    let bad_flags = super::preflight::check_flags(&args, &catalog, &models, config_path.as_deref());
+    if !bad_flags.is_empty() {
+        return super::preflight::report(&bad_flags);
+    }
     let (all_tasks, problems) = tasks::load_suite_lenient(&args.tasks);
     for problem in &problems {
-        eprintln!("error: {problem}");
+        stderr!("error: {problem}");
     }
     let selected = match tasks::filter(all_tasks, &args.task_globs, &args.tags) {
         Ok(selected) => selected,
@@ -224,6 +228,10 @@ async fn run_async(args: RunArgs) -> ExitCode {
             return super::usage_error(&e, &hint);
         }
     };
+    let missing_keys = super::preflight::check_keys(&options, &planned);
+    if !missing_keys.is_empty() {
+        return super::preflight::report(&missing_keys);
+    }
     let unplanned: Vec<&Arc<tasks::Task>> = if args.rerun_errors.is_some() {
         Vec::new()
     } else {
@@ -237,7 +245,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
     for task in unplanned {
         let record =
             runner::missing_cassette_record(task, &options.tasks_dir, &options.cassettes_dir);
-        eprintln!(
+        stderr!(
             "error: {}",
             record.detail.as_deref().unwrap_or(&record.reason)
         );
@@ -248,7 +256,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
     let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
     super::print_data(&reports::render_terminal_summary(&records, colour));
     match written {
-        Ok(paths) => eprintln!("reports written to {}", paths.dir.display()),
+        Ok(paths) => stderr!("reports written to {}", paths.dir.display()),
         Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),
     }
     let snapshot = match &args.snapshot {
@@ -262,7 +270,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
         },
     };
     if !problems.is_empty() {
-        eprintln!(
+        stderr!(
             "error: {} problem(s) in the task suite (see above); the valid tasks ran",
             problems.len()
         );
@@ -274,24 +282,24 @@ async fn run_async(args: RunArgs) -> ExitCode {
 /// Says how the run's outcome table compares with the committed snapshot.
 fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
     match verdict {
-        SnapshotVerdict::Equal => eprintln!("snapshot {} matches", file.display()),
+        SnapshotVerdict::Equal => stderr!("snapshot {} matches", file.display()),
         SnapshotVerdict::Changed {
             diff,
             proposed,
             missing,
         } => {
             if *missing {
-                eprintln!("snapshot {} does not exist yet", file.display());
+                stderr!("snapshot {} does not exist yet", file.display());
             } else {
-                eprintln!("snapshot {} differs from this run:", file.display());
-                eprint!("{diff}");
+                stderr!("snapshot {} differs from this run:", file.display());
+                stderr!("{}", diff.trim_end_matches('\n'));
             }
             match proposed {
-                Some(p) => eprintln!(
+                Some(p) => stderr!(
                     "hint: the new table is in {}; `harness review --accept` keeps it, `--reject` drops it",
                     p.display()
                 ),
-                None => eprintln!(
+                None => stderr!(
                     "hint: under CI nothing is written; run it locally and `harness review` the result"
                 ),
             }
@@ -397,7 +405,7 @@ impl Reporter for TerminalProgress {
         match event {
             RunnerEvent::SuiteStarted { runs } => state.1 = *runs,
             RunnerEvent::RunStarted { label, .. } if self.starts => {
-                eprintln!("   start {label}");
+                stderr!("   start {label}");
             }
             RunnerEvent::Agent {
                 event: AgentEvent::RunFinished { .. },
@@ -405,7 +413,7 @@ impl Reporter for TerminalProgress {
             } => {}
             RunnerEvent::RunFinished { record, .. } if self.verbose => {
                 state.0 += 1;
-                eprintln!(
+                stderr!(
                     "[{}/{}] {} {}/{}: {} ({} turns, {}/{} checks)",
                     state.0,
                     state.1,
@@ -418,25 +426,25 @@ impl Reporter for TerminalProgress {
                     record.checks_total
                 );
                 if record.outcome != Outcome::Passed {
-                    eprint!("{}", explain(record));
+                    stderr!("{}", explain(record).trim_end_matches('\n'));
                 }
                 if let Some(drift) = record.drift_line() {
-                    eprintln!("      {drift}");
+                    stderr!("      {drift}");
                 }
             }
             RunnerEvent::CassetteWritten { path, .. } => {
-                eprintln!("   cassette written: {}", path.display());
+                stderr!("   cassette written: {}", path.display());
             }
             RunnerEvent::CassetteNotWritten { reason, .. } => {
-                eprintln!("   cassette not written: {reason}");
+                stderr!("   cassette not written: {reason}");
             }
             RunnerEvent::CassetteProposed { path, .. } => {
-                eprintln!(
+                stderr!(
                     "   re-recorded cassette written to {} (review it with `harness review`)",
                     path.display()
                 );
             }
-            RunnerEvent::Notice { message, .. } => eprintln!("   note: {message}"),
+            RunnerEvent::Notice { message, .. } => stderr!("   note: {message}"),
             _ => {}
         }
     }

@@ -12,6 +12,7 @@ use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
+use super::errors;
 use super::sse::SseStream;
 use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{normalize_id_anthropic, parse_streaming_json, transform_messages};
@@ -68,7 +69,7 @@ impl WireFormat for AnthropicWire {
     fn read_stream<'a>(
         &'a self,
         spec: &'a ModelSpec,
-        stream: SseStream,
+        stream: &'a mut SseStream,
     ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
         read_stream(spec, stream)
     }
@@ -307,18 +308,25 @@ fn apply_usage(usage: &mut Usage, u: &Value) {
     set(&mut usage.output, "output_tokens");
     set(&mut usage.cache_read, "cache_read_input_tokens");
     set(&mut usage.cache_write, "cache_creation_input_tokens");
-    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    usage.total_tokens = usage
+        .input
+        .saturating_add(usage.output)
+        .saturating_add(usage.cache_read)
+        .saturating_add(usage.cache_write);
 }
 
 /// Reads an Anthropic event stream to the finished reply.
 ///
-/// An `event: error` ends the reply with stop reason `error` and the raw data as its message (as
-/// Pi); a refusal ends it with `"An unknown error occurred"`. A stream that ends before
+/// An `event: error` is the provider's failure, typed by its `error.type`
+/// ([`errors::from_stream_error`]: `overloaded_error` is overloaded, `api_error` a server error,
+/// both retried). Pi makes it an error reply and leaves retrying to its session's regex; we
+/// never count it against the model. A refusal (`stop_reason: refusal`) ends the reply with stop
+/// reason `error` and `"An unknown error occurred"`, as Pi. A stream that ends before
 /// `message_stop` is [`ProviderError::StreamCut`]; an unknown stop reason or unparsable data is
 /// [`ProviderError::Protocol`].
 pub async fn read_stream(
     spec: &ModelSpec,
-    mut stream: SseStream,
+    stream: &mut SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
     let mut msg = empty_reply(spec);
     // Anthropic's block index -> (position in msg.content, partial tool JSON).
@@ -327,9 +335,12 @@ pub async fn read_stream(
     while let Some(ev) = stream.next_event().await? {
         let name = ev.event.as_deref().unwrap_or("");
         if name == "error" {
-            msg.stop_reason = StopReason::Error;
-            msg.error_message = Some(ev.data);
-            return Ok(msg);
+            let data: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
+            let error = &data["error"];
+            return Err(match (error["type"].as_str(), error["message"].as_str()) {
+                (Some(kind), message) => errors::from_stream_error(kind, message.unwrap_or("")),
+                (None, _) => errors::from_stream_error("", &ev.data),
+            });
         }
         if !matches!(
             name,
@@ -384,6 +395,7 @@ pub async fn read_stream(
                             Value::Object(o) => Value::Object(o.clone()),
                             _ => json!({}),
                         },
+                        thought_signature: None,
                     }),
                     _ => continue,
                 };
@@ -464,7 +476,7 @@ mod tests {
 
     #[tokio::test]
     async fn reads_text_tool_use_and_usage() {
-        let s = stream(&[
+        let mut s = stream(&[
             (
                 "message_start",
                 json!({"type":"message_start","message":{"id":"msg_01","usage":{"input_tokens":100,"output_tokens":1,"cache_read_input_tokens":20,"cache_creation_input_tokens":5}}}),
@@ -507,7 +519,7 @@ mod tests {
             ),
             ("message_stop", json!({})),
         ]);
-        let m = read_stream(&spec(), s).await.unwrap();
+        let m = read_stream(&spec(), &mut s).await.unwrap();
         assert_eq!(m.text(), "Reading.");
         let calls: Vec<_> = m.tool_calls().cloned().collect();
         assert_eq!(calls[0].arguments, json!({"path":"a.txt"}));
@@ -528,21 +540,56 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_stop_reason_and_early_end_are_errors() {
-        let s = stream(&[
+        let mut s = stream(&[
             ("message_start", json!({"message":{"id":"m"}})),
             ("message_delta", json!({"delta":{"stop_reason":"weird"}})),
         ]);
         assert_eq!(
-            read_stream(&spec(), s).await.unwrap_err(),
+            read_stream(&spec(), &mut s).await.unwrap_err(),
             ProviderError::Protocol {
                 message: "Unhandled stop reason: weird".into()
             }
         );
-        let s = stream(&[("message_start", json!({"message":{"id":"m"}}))]);
+        let mut s = stream(&[("message_start", json!({"message":{"id":"m"}}))]);
         assert_eq!(
-            read_stream(&spec(), s).await.unwrap_err(),
+            read_stream(&spec(), &mut s).await.unwrap_err(),
             ProviderError::StreamCut {
                 message: "Anthropic stream ended before message_stop".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn error_events_are_typed_provider_errors() {
+        let start = ("message_start", json!({"message":{"id":"m"}}));
+        for (kind, expected) in [
+            ("overloaded_error", "overloaded"),
+            ("api_error", "server_error"),
+            ("rate_limit_error", "rate_limited"),
+            ("invalid_request_error", "invalid_request"),
+        ] {
+            let mut s = stream(&[
+                start.clone(),
+                (
+                    "error",
+                    json!({"type":"error","error":{"type":kind,"message":"try again"}}),
+                ),
+            ]);
+            let err = read_stream(&spec(), &mut s).await.unwrap_err();
+            assert_eq!(err.kind(), expected, "{err}");
+            assert_eq!(
+                err.is_retryable(),
+                expected != "invalid_request",
+                "{kind} retried"
+            );
+        }
+        // Data that is not Anthropic's error shape is a server error, not a model error.
+        let mut s = test_stream(&[SseEvent::named("error", "upstream connect error")]);
+        assert_eq!(
+            read_stream(&spec(), &mut s).await.unwrap_err(),
+            ProviderError::Server {
+                status: 500,
+                message: "error event in the stream: upstream connect error".into()
             }
         );
     }

@@ -112,11 +112,12 @@ pub fn builtin_providers() -> Vec<ProviderEntry> {
             "https://api.openai.com/v1",
             &["OPENAI_API_KEY"],
         )),
+        // Pi reads GEMINI_API_KEY; Google's own SDKs and tools also read GOOGLE_API_KEY.
         ProviderEntry::new(
             "google",
             GoogleGenerativeAi,
             "https://generativelanguage.googleapis.com/v1beta",
-            &["GEMINI_API_KEY"],
+            &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         )
         .price("gemini-2.5-pro", 1.25, 10.0, 0.31, 0.0)
         .price("gemini-2.5-flash", 0.3, 2.5, 0.075, 0.0),
@@ -371,6 +372,26 @@ mod tests {
         );
         assert_eq!(spec.api_key.as_deref(), Some("g-key"));
         assert_eq!(Catalog::default().price(&sel).unwrap().input, 0.3);
+        // GOOGLE_API_KEY serves when GEMINI_API_KEY is unset (or empty); GEMINI_API_KEY wins.
+        let google_only = |k: &str| match k {
+            "GOOGLE_API_KEY" => Some("google-key".to_owned()),
+            "GEMINI_API_KEY" => Some(String::new()),
+            _ => None,
+        };
+        let spec = Catalog::default()
+            .resolve(&sel, None, true, google_only)
+            .unwrap();
+        assert_eq!(spec.api_key.as_deref(), Some("google-key"));
+        let both = |k: &str| Some(format!("{k}-value"));
+        let spec = Catalog::default().resolve(&sel, None, true, both).unwrap();
+        assert_eq!(spec.api_key.as_deref(), Some("GEMINI_API_KEY-value"));
+        let err = Catalog::default()
+            .resolve(&sel, None, true, |_| None)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no API key for provider `google`: set GEMINI_API_KEY or GOOGLE_API_KEY"
+        );
         let sel: ModelSelector = "openai-responses/gpt-5".parse().unwrap();
         let err = Catalog::default()
             .resolve(&sel, None, true, |_| None)

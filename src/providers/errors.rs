@@ -1,7 +1,10 @@
-//! The one place where an HTTP error status becomes a typed [`ProviderError`], for every provider
-//! (and, later, the retry layer that reads `retry_after`).
+//! The one place where a provider failure becomes a typed [`ProviderError`], for every provider:
+//! an HTTP error status ([`from_http_status`]), an error event inside a streamed reply
+//! ([`from_stream_error`]), and the waits a server asks for ([`retry_after`]), each clamped so
+//! that no number a provider or a cassette sends can make the harness panic or wait for ever.
 //!
-//! Depends on nothing but [`ProviderError`]; no provider-specific rules live here.
+//! Depends on nothing but [`ProviderError`]; no provider-specific rules live here (a wire format
+//! refines the result with its own, as Gemini does for its key errors and `RetryInfo`).
 
 use std::time::Duration;
 
@@ -10,6 +13,26 @@ use super::transport::TransportError;
 
 /// Error bodies longer than this many characters are cut (with a marker) in messages.
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 2000;
+
+/// At most this many bytes of an error body are read; the rest is never buffered.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// The longest wait any server-sent figure can ask for: longer ones (`Retry-After: 1e300`) are
+/// cut to this, which is far above any retry policy's limit, so the error is returned instead.
+pub const MAX_SERVER_WAIT: Duration = Duration::from_secs(24 * 3600);
+
+/// A number of seconds from a provider or a file as a wait: `None` for NaN or a negative number,
+/// [`MAX_SERVER_WAIT`] for anything longer (infinity included). Never panics, unlike
+/// [`Duration::from_secs_f64`].
+pub fn clamp_secs(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    if secs >= MAX_SERVER_WAIT.as_secs_f64() {
+        return Some(MAX_SERVER_WAIT);
+    }
+    Some(Duration::from_secs_f64(secs))
+}
 
 /// Maps a non-success HTTP status, its headers (lower-case names) and body text to an error.
 ///
@@ -55,6 +78,52 @@ pub fn from_transport(err: TransportError) -> ProviderError {
     }
 }
 
+/// Maps an error event sent inside a streamed reply (after a 200 status) to a typed error, from
+/// the provider's own name for the error (`code`: Anthropic's `error.type`, OpenAI's
+/// `error.type` or `code`, Gemini's `error.status`) and its message. These are the provider's
+/// failures, never the model's, so none of them is an error reply that counts against the model.
+/// The name gives the HTTP status the provider documents for that error, which then maps as
+/// [`from_http_status`] maps it:
+///
+/// * `overloaded…` (529), `…unavailable…` (503): overloaded (retried);
+/// * `rate_limit…`, `resource_exhausted`, `too_many_requests` (429): rate limited (retried);
+/// * `permission…` (403), `auth…`, `unauthenticated`, `invalid_api_key` (401): authentication;
+/// * `context_length…` (400, context too long), `not_found…` (404), `…too_large` (413),
+///   `invalid…`, `failed_precondition`, `out_of_range` (400): invalid request, or context too
+///   long when the message says so;
+/// * anything else (`api_error`, `server_error`, `internal`, a timeout, an unknown or missing
+///   name): 500, a server error (retried), or overloaded when the message says so.
+///
+/// The message names the code.
+pub fn from_stream_error(code: &str, message: &str) -> ProviderError {
+    const STATUSES: [(&[&str], u16); 9] = [
+        (&["overloaded"], 529),
+        (&["unavailable"], 503),
+        (
+            &["rate_limit", "resource_exhausted", "too_many_requests"],
+            429,
+        ),
+        (&["permission"], 403),
+        (&["auth", "invalid_api_key"], 401),
+        (&["context_length"], 400),
+        (&["not_found"], 404),
+        (&["too_large"], 413),
+        (&["invalid", "failed_precondition", "out_of_range"], 400),
+    ];
+    let code = code.trim();
+    let lower = code.to_ascii_lowercase();
+    let status = STATUSES
+        .iter()
+        .find(|(words, _)| words.iter().any(|w| lower.contains(w)))
+        .map_or(500, |(_, status)| *status);
+    let message = if code.is_empty() {
+        format!("error event in the stream: {message}")
+    } else {
+        format!("{code} in the stream: {message}")
+    };
+    from_http_status(status, &[], &message)
+}
+
 /// The body text trimmed of surrounding whitespace and cut to [`MAX_ERROR_MESSAGE_CHARS`].
 pub fn trim_message(body: &str) -> String {
     let body = body.trim();
@@ -76,18 +145,18 @@ pub fn retry_after(
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.trim())
     };
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
+    if let Some(wait) = get("retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| clamp_secs(ms / 1000.0))
+    {
+        return Some(wait);
     }
     if let Some(value) = get("retry-after") {
         if let Ok(secs) = value.parse::<f64>() {
-            return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+            return clamp_secs(secs);
         }
         let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-        let wait = date.with_timezone(&chrono::Utc) - now;
-        return Some(wait.to_std().unwrap_or(Duration::ZERO));
+        return Some(until(date.with_timezone(&chrono::Utc), now));
     }
     rate_limit_reset(&get, now)
 }
@@ -112,18 +181,23 @@ fn rate_limit_reset<'a>(
             let reset = get(&format!("anthropic-ratelimit-{kind}-reset"))
                 .and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok());
             if let Some(at) = reset {
-                waits.push(
-                    (at.with_timezone(&chrono::Utc) - now)
-                        .to_std()
-                        .unwrap_or_default(),
-                );
+                waits.push(until(at.with_timezone(&chrono::Utc), now));
             }
         }
     }
     waits.into_iter().max()
 }
 
-/// Parses a Go-style duration as OpenAI sends it: `1s`, `6m0s`, `20ms`, `1h2m3.5s`.
+/// The wait until `at` (zero if it has passed), at most [`MAX_SERVER_WAIT`].
+fn until(at: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>) -> Duration {
+    (at - now)
+        .to_std()
+        .unwrap_or(Duration::ZERO)
+        .min(MAX_SERVER_WAIT)
+}
+
+/// Parses a Go-style duration as OpenAI sends it: `1s`, `6m0s`, `20ms`, `1h2m3.5s`; clamped as
+/// [`clamp_secs`] clamps.
 fn go_duration(text: &str) -> Option<Duration> {
     let mut total = 0.0;
     let mut rest = text.trim();
@@ -149,7 +223,7 @@ fn go_duration(text: &str) -> Option<Duration> {
         total += number * factor;
         rest = &rest[unit_len..];
     }
-    Some(Duration::from_secs_f64(total))
+    clamp_secs(total)
 }
 
 #[cfg(test)]
@@ -256,6 +330,92 @@ mod tests {
         );
         assert_eq!(retry_after(&h(&[("retry-after", "soon")]), now), None);
         assert_eq!(retry_after(&[], now), None);
+    }
+
+    #[test]
+    fn absurd_waits_are_clamped_not_panics() {
+        let now = chrono::Utc::now();
+        for (name, value, expected) in [
+            ("retry-after", "1e300", Some(MAX_SERVER_WAIT)),
+            ("retry-after", "inf", Some(MAX_SERVER_WAIT)),
+            ("retry-after", "-3", None),
+            ("retry-after", "NaN", None),
+            ("retry-after-ms", "1e300", Some(MAX_SERVER_WAIT)),
+            (
+                "retry-after",
+                "Fri, 31 Dec 9999 23:59:59 GMT",
+                Some(MAX_SERVER_WAIT),
+            ),
+            (
+                "retry-after",
+                "Thu, 01 Jan 1970 00:00:00 GMT",
+                Some(Duration::ZERO),
+            ),
+        ] {
+            assert_eq!(
+                retry_after(&h(&[(name, value)]), now),
+                expected,
+                "{name}: {value}"
+            );
+        }
+        // A negative or NaN `retry-after-ms` is ignored in favour of `retry-after`.
+        assert_eq!(
+            retry_after(&h(&[("retry-after-ms", "-1"), ("retry-after", "2")]), now),
+            Some(Duration::from_secs(2))
+        );
+        let huge = h(&[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "99999999999999999999999h"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "9999-12-31T23:59:59Z"),
+        ]);
+        assert_eq!(retry_after(&huge, now), Some(MAX_SERVER_WAIT));
+        assert_eq!(clamp_secs(f64::MAX), Some(MAX_SERVER_WAIT));
+        assert_eq!(clamp_secs(0.25), Some(Duration::from_millis(250)));
+        let err = from_http_status(429, &h(&[("retry-after", "1e300")]), "");
+        assert!(
+            matches!(err, ProviderError::RateLimited { retry_after: Some(w), .. } if w == MAX_SERVER_WAIT),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn stream_error_events_are_typed_by_the_providers_own_names() {
+        let kind = |code: &str, message: &str| from_stream_error(code, message).kind();
+        // Anthropic's error types.
+        assert_eq!(kind("overloaded_error", "Overloaded"), "overloaded");
+        assert_eq!(kind("api_error", "Internal server error"), "server_error");
+        assert_eq!(kind("rate_limit_error", "slow"), "rate_limited");
+        assert_eq!(kind("authentication_error", "bad key"), "authentication");
+        assert_eq!(kind("permission_error", "no"), "authentication");
+        assert_eq!(kind("invalid_request_error", "bad"), "invalid_request");
+        assert_eq!(
+            kind("invalid_request_error", "prompt exceeds the context window"),
+            "context_too_long"
+        );
+        assert_eq!(kind("not_found_error", "no model"), "invalid_request");
+        // OpenAI's.
+        assert_eq!(kind("server_error", "boom"), "server_error");
+        assert_eq!(kind("rate_limit_exceeded", "slow"), "rate_limited");
+        assert_eq!(kind("context_length_exceeded", "long"), "context_too_long");
+        assert_eq!(kind("invalid_api_key", "bad"), "authentication");
+        // Gemini's statuses.
+        assert_eq!(kind("INTERNAL", "boom"), "server_error");
+        assert_eq!(kind("UNAVAILABLE", "busy"), "overloaded");
+        assert_eq!(kind("RESOURCE_EXHAUSTED", "quota"), "rate_limited");
+        assert_eq!(kind("UNAUTHENTICATED", "bad"), "authentication");
+        assert_eq!(kind("INVALID_ARGUMENT", "bad"), "invalid_request");
+        assert_eq!(kind("DEADLINE_EXCEEDED", "slow"), "server_error");
+        // Nothing to go on: the provider failed.
+        assert_eq!(kind("", "upstream went away"), "server_error");
+        assert_eq!(
+            from_stream_error("overloaded_error", "Overloaded"),
+            ProviderError::Overloaded {
+                status: 529,
+                message: "overloaded_error in the stream: Overloaded".into()
+            }
+        );
+        assert!(from_stream_error("x", &"y".repeat(9000)).to_string().len() < 2200);
     }
 
     #[test]

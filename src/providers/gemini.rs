@@ -9,12 +9,21 @@
 //! `thoughtSignature` after its `text`/`functionCall`, `id` first in `functionCall` and `parts`,
 //! `id` before `name` in `functionResponse` (ids are only sent for `claude-`/`gpt-oss-` models).
 //!
+//! A function call's `thoughtSignature` is kept on its [`ToolCall`] and replayed, as Pi does,
+//! when the call came from the same provider and model and the signature is valid base64; a
+//! Gemini 3 model gets Pi's `skip_thought_signature_validator` sentinel for a call without one.
+//!
 //! Deviations from Pi:
 //! * Tool calls without an id (Gemini usually gives none) get `${name}_${n}`, `n` counting the
 //!   calls of this provider from 1, instead of Pi's `${name}_${Date.now()}_${n}`: ids must be
 //!   deterministic for cassette replay.
-//! * Our tool calls carry no `thoughtSignature`, so a replayed function call has none (Gemini 3
-//!   gets Pi's `skip_thought_signature_validator` sentinel).
+//! * An `error` chunk is a typed provider error (`INTERNAL` a server error, `UNAVAILABLE`
+//!   overloaded, `RESOURCE_EXHAUSTED` rate limited with its `RetryInfo` delay), never an error
+//!   reply counted against the model; a stream whose last chunk has no `finishReason` is a cut
+//!   stream (Pi takes what arrived as the reply); a chunk with `promptFeedback.blockReason` ends
+//!   the reply with stop reason `error` (Pi returns an empty reply).
+//! * An HTTP 400 for a bad key (`API_KEY_INVALID`) is an authentication error, and a
+//!   `RetryInfo.retryDelay` in an error body is the wait before retrying.
 //! * The model is taken to accept images.
 //!
 //! Depends on `conversation` and the provider seams only.
@@ -24,6 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value, json};
 
+use super::errors;
 use super::sse::SseStream;
 use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{google_requires_tool_call_id, normalize_id_google, transform_messages};
@@ -69,10 +79,82 @@ impl WireFormat for GeminiWire {
     fn read_stream<'a>(
         &'a self,
         spec: &'a ModelSpec,
-        stream: SseStream,
+        stream: &'a mut SseStream,
     ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
         read_stream(spec, stream, &self.call_counter)
     }
+
+    fn classify_http_error(
+        &self,
+        status: u16,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> ProviderError {
+        classify_http_error(status, headers, body)
+    }
+}
+
+/// The shared mapping of an error status, refined with what Google's error body says: a
+/// rejected key (`API_KEY_INVALID`, `API_KEY_EXPIRED`, "API key not valid", which Google sends
+/// as 400 `INVALID_ARGUMENT`) is an authentication error; a rate limit without `Retry-After`
+/// waits for the body's `RetryInfo.retryDelay`.
+pub fn classify_http_error(status: u16, headers: &[(String, String)], body: &str) -> ProviderError {
+    let error = errors::from_http_status(status, headers, body);
+    let json: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    if let ProviderError::InvalidRequest { status, message } = &error {
+        if is_key_error(&json["error"]) {
+            return ProviderError::Authentication {
+                status: *status,
+                message: message.clone(),
+            };
+        }
+    }
+    with_retry_info(error, &json["error"])
+}
+
+/// Whether a Google error object says the key itself was refused.
+fn is_key_error(error: &Value) -> bool {
+    let reasons = error["details"].as_array().into_iter().flatten();
+    reasons
+        .filter_map(|d| d["reason"].as_str())
+        .any(|r| r.starts_with("API_KEY_"))
+        || error["message"]
+            .as_str()
+            .is_some_and(|m| m.to_ascii_lowercase().contains("api key not valid"))
+}
+
+/// `error` with the wait of a Google error object's `RetryInfo` detail, when it is a rate limit
+/// that gave no wait of its own.
+fn with_retry_info(error: ProviderError, google: &Value) -> ProviderError {
+    match error {
+        ProviderError::RateLimited {
+            status,
+            message,
+            retry_after: None,
+        } => ProviderError::RateLimited {
+            status,
+            message,
+            retry_after: retry_delay(google),
+        },
+        other => other,
+    }
+}
+
+/// The `retryDelay` of a `google.rpc.RetryInfo` detail (`"30s"`, `"1.5s"`), clamped.
+pub fn retry_delay(error: &Value) -> Option<std::time::Duration> {
+    error["details"]
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d["@type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|d| {
+            let delay = d["retryDelay"].as_str()?.trim();
+            let secs: f64 = delay.strip_suffix('s')?.parse().ok()?;
+            errors::clamp_secs(secs)
+        })
 }
 
 /// The request body, keys as the SDK writes them: `contents, [systemInstruction], [tools],
@@ -247,11 +329,17 @@ pub fn convert_messages(spec: &ModelSpec, messages: &[Message]) -> Vec<Value> {
                             fc.insert("name".into(), json!(call.name));
                             let mut part = Map::new();
                             part.insert("functionCall".into(), Value::Object(fc));
-                            if gemini3 {
-                                part.insert(
-                                    "thoughtSignature".into(),
-                                    json!("skip_thought_signature_validator"),
-                                );
+                            match signature(&call.thought_signature) {
+                                Some(sig) => {
+                                    part.insert("thoughtSignature".into(), json!(sig));
+                                }
+                                None if gemini3 => {
+                                    part.insert(
+                                        "thoughtSignature".into(),
+                                        json!("skip_thought_signature_validator"),
+                                    );
+                                }
+                                None => {}
                             }
                             parts.push(Value::Object(part));
                         }
@@ -332,7 +420,7 @@ pub fn parse_usage(u: &Value) -> Usage {
     let cached = n("cachedContentTokenCount");
     Usage {
         input: n("promptTokenCount").saturating_sub(cached),
-        output: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+        output: n("candidatesTokenCount").saturating_add(n("thoughtsTokenCount")),
         cache_read: cached,
         cache_write: 0,
         total_tokens: n("totalTokenCount"),
@@ -342,17 +430,22 @@ pub fn parse_usage(u: &Value) -> Usage {
 /// Reads a Gemini chunk stream to the finished reply. `counter` numbers the tool calls that come
 /// without an id (or with an id already used in this reply).
 ///
-/// A chunk carrying an `error` ends the reply with stop reason `error` and the SDK's message
-/// (`got status: {status}. {chunk}`); a finish reason other than `STOP`/`MAX_TOKENS` with
-/// `"An unknown error occurred"`, as Pi.
+/// A chunk carrying an `error` is the provider's failure, typed by its `status`
+/// ([`errors::from_stream_error`], with the `RetryInfo` delay of a rate limit) and carrying the
+/// SDK's message (`got status: {status}. {chunk}`). A finish reason other than
+/// `STOP`/`MAX_TOKENS` ends the reply with `"An unknown error occurred"`, as Pi; a blocked
+/// prompt (`promptFeedback.blockReason`) with `"The prompt was blocked: {reason}"`. A stream
+/// that ends before a chunk with a `finishReason` (or a block reason) is
+/// [`ProviderError::StreamCut`].
 pub async fn read_stream(
     spec: &ModelSpec,
-    mut stream: SseStream,
+    stream: &mut SseStream,
     counter: &AtomicU64,
 ) -> Result<AssistantMessage, ProviderError> {
     let mut msg = empty_reply(spec);
     // Whether the last block is still open to text deltas (a tool call closes it).
     let mut open = false;
+    let mut finished = false;
     while let Some(ev) = stream.next_event().await? {
         if ev.data.trim().is_empty() {
             continue;
@@ -363,11 +456,16 @@ pub async fn read_stream(
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             let status = match &error["status"] {
                 Value::String(s) => s.clone(),
-                Value::Null => "undefined".to_owned(),
+                Value::Null => String::new(),
                 other => other.to_string(),
             };
+            let message = format!("got status: {status}. {chunk}");
+            let typed = errors::from_stream_error(&status, &message);
+            return Err(with_retry_info(typed, error));
+        }
+        if let Some(reason) = chunk["promptFeedback"]["blockReason"].as_str() {
             msg.stop_reason = StopReason::Error;
-            msg.error_message = Some(format!("got status: {status}. {chunk}"));
+            msg.error_message = Some(format!("The prompt was blocked: {reason}"));
             return Ok(msg);
         }
         if let Some(id) = chunk["responseId"].as_str() {
@@ -439,10 +537,12 @@ pub async fn read_stream(
                     id,
                     name,
                     arguments,
+                    thought_signature: sig.map(str::to_owned),
                 }));
             }
         }
         if let Some(reason) = candidate["finishReason"].as_str() {
+            finished = true;
             msg.stop_reason = map_finish_reason(reason);
             if msg.tool_calls().next().is_some() {
                 msg.stop_reason = StopReason::ToolUse;
@@ -452,7 +552,8 @@ pub async fn read_stream(
             msg.usage = parse_usage(&chunk["usageMetadata"]);
         }
     }
-    finish_reply(msg, None)
+    let cut = (!finished).then_some("Gemini stream ended before a chunk with a finishReason");
+    finish_reply(msg, cut)
 }
 
 #[cfg(test)]
@@ -483,13 +584,13 @@ mod tests {
     #[tokio::test]
     async fn reads_thoughts_text_calls_and_usage() {
         let counter = AtomicU64::new(0);
-        let s = stream(&[
+        let mut s = stream(&[
             parts(json!([{"text": "Hmm", "thought": true, "thoughtSignature": "c2ln"}])),
             parts(json!([{"text": ".", "thought": true}])),
             parts(json!([{"text": "Read"}])),
             parts(json!([{"text": "ing."}])),
             parts(
-                json!([{"functionCall": {"name": "read", "args": {"path": "a.txt"}}},
+                json!([{"functionCall": {"name": "read", "args": {"path": "a.txt"}}, "thoughtSignature": "ZmNzaWc="},
                          {"functionCall": {"name": "ls", "args": {}, "id": "x"}},
                          {"functionCall": {"name": "ls", "id": "x"}}]),
             ),
@@ -497,7 +598,7 @@ mod tests {
                    "usageMetadata": {"promptTokenCount": 100, "cachedContentTokenCount": 20,
                                      "candidatesTokenCount": 30, "thoughtsTokenCount": 12, "totalTokenCount": 142}}),
         ]);
-        let m = read_stream(&spec("gemini-2.5-flash"), s, &counter)
+        let m = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
             .await
             .unwrap();
         assert_eq!(
@@ -512,6 +613,11 @@ mod tests {
         let ids: Vec<&str> = m.tool_calls().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["read_1", "x", "ls_2"]);
         assert_eq!(m.tool_calls().nth(2).unwrap().arguments, json!({}));
+        let signatures: Vec<Option<&str>> = m
+            .tool_calls()
+            .map(|c| c.thought_signature.as_deref())
+            .collect();
+        assert_eq!(signatures, [Some("ZmNzaWc="), None, None]);
         assert_eq!(m.stop_reason, StopReason::ToolUse);
         assert_eq!(m.response_id.as_deref(), Some("g1"));
         assert_eq!(
@@ -525,11 +631,11 @@ mod tests {
             }
         );
         // The counter goes on across replies of the same provider.
-        let s = stream(&[
+        let mut s = stream(&[
             parts(json!([{"functionCall": {"name": "read", "args": {}}}])),
             json!({"candidates": [{"finishReason": "STOP"}]}),
         ]);
-        let m = read_stream(&spec("gemini-2.5-flash"), s, &counter)
+        let m = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
             .await
             .unwrap();
         assert_eq!(m.tool_calls().next().unwrap().id, "read_3");
@@ -547,28 +653,107 @@ mod tests {
                 Some("An unknown error occurred"),
             ),
         ] {
-            let s = stream(&[
+            let mut s = stream(&[
                 parts(json!([{"text": "x"}])),
                 json!({"candidates": [{"finishReason": reason}]}),
             ]);
-            let m = read_stream(&spec("gemini-2.5-flash"), s, &counter)
+            let m = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
                 .await
                 .unwrap();
             assert_eq!(m.stop_reason, stop, "{reason}");
             assert_eq!(m.error_message.as_deref(), error);
         }
-        let s =
+        let mut s =
             stream(&[json!({"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}})]);
-        let m = read_stream(&spec("gemini-2.5-flash"), s, &counter)
+        let err = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ProviderError::Overloaded {
+                status: 503,
+                message: "UNAVAILABLE in the stream: got status: UNAVAILABLE. {\"error\":{\"code\":503,\"message\":\"busy\",\"status\":\"UNAVAILABLE\"}}".into()
+            }
+        );
+        for (status, kind) in [
+            ("INTERNAL", "server_error"),
+            ("RESOURCE_EXHAUSTED", "rate_limited"),
+        ] {
+            let mut s = stream(&[
+                parts(json!([{"text": "x"}])),
+                json!({"error": {"code": 500, "message": "m", "status": status, "details": [
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]}}),
+            ]);
+            let err = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), kind, "{err}");
+            if let ProviderError::RateLimited { retry_after, .. } = err {
+                assert_eq!(retry_after, Some(std::time::Duration::from_secs(7)));
+            }
+        }
+        // No finishReason in the last chunk: the stream was cut, even if it closed cleanly.
+        let mut s = stream(&[parts(
+            json!([{"functionCall": {"name": "bash", "args": {"command": "ls"}}}]),
+        )]);
+        let err = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::StreamCut { .. }), "{err:?}");
+        // A blocked prompt is the reply, an error one.
+        let mut s = stream(&[json!({"promptFeedback": {"blockReason": "SAFETY"}})]);
+        let m = read_stream(&spec("gemini-2.5-flash"), &mut s, &counter)
             .await
             .unwrap();
         assert_eq!(m.stop_reason, StopReason::Error);
         assert_eq!(
             m.error_message.as_deref(),
-            Some(
-                "got status: UNAVAILABLE. {\"error\":{\"code\":503,\"message\":\"busy\",\"status\":\"UNAVAILABLE\"}}"
-            )
+            Some("The prompt was blocked: SAFETY")
         );
+    }
+
+    #[test]
+    fn key_errors_are_authentication_and_retry_info_is_the_wait() {
+        let bad_key = json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+            "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]}});
+        let err = classify_http_error(400, &[], &bad_key.to_string());
+        assert!(
+            matches!(err, ProviderError::Authentication { status: 400, .. }),
+            "{err:?}"
+        );
+        let other =
+            json!({"error": {"code": 400, "message": "bad field", "status": "INVALID_ARGUMENT"}});
+        assert_eq!(
+            classify_http_error(400, &[], &other.to_string()).kind(),
+            "invalid_request"
+        );
+        let limited = json!({"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure"},
+                        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}]}});
+        let wait = |headers: &[(String, String)], body: &Value| match classify_http_error(
+            429,
+            headers,
+            &body.to_string(),
+        ) {
+            ProviderError::RateLimited { retry_after, .. } => retry_after,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            wait(&[], &limited),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        // A Retry-After header wins; an absurd delay is clamped.
+        let header = [("retry-after".to_owned(), "3".to_owned())];
+        assert_eq!(
+            wait(&header, &limited),
+            Some(std::time::Duration::from_secs(3))
+        );
+        let mut absurd = limited.clone();
+        absurd["error"]["details"][1]["retryDelay"] = json!("1e300s");
+        assert_eq!(wait(&[], &absurd), Some(errors::MAX_SERVER_WAIT));
+        absurd["error"]["details"][1]["retryDelay"] = json!("-5s");
+        assert_eq!(wait(&[], &absurd), None);
     }
 
     #[test]
@@ -588,6 +773,7 @@ mod tests {
                     id: "a|b".into(),
                     name: "read".into(),
                     arguments: json!({"path": "p"}),
+                    thought_signature: None,
                 }),
             ],
             api: "google-generative-ai".into(),
@@ -632,6 +818,63 @@ mod tests {
         );
         assert_eq!(out[0]["parts"][0], json!({"text": "t"}));
         assert_eq!(out[1]["parts"][0]["functionResponse"]["id"], "a_b");
+    }
+
+    #[test]
+    fn function_call_signatures_are_kept_and_replayed_to_the_same_model_only() {
+        let call = |sig: Option<&str>| {
+            AssistantBlock::ToolCall(ToolCall {
+                id: "bash_1".into(),
+                name: "bash".into(),
+                arguments: json!({"command": "ls"}),
+                thought_signature: sig.map(str::to_owned),
+            })
+        };
+        let from = |model: &str, block: AssistantBlock| {
+            vec![Message::Assistant(AssistantMessage {
+                content: vec![block],
+                api: "google-generative-ai".into(),
+                provider: "google".into(),
+                model: model.into(),
+                usage: Usage::default(),
+                stop_reason: StopReason::ToolUse,
+                error_message: None,
+                response_id: None,
+            })]
+        };
+        let part = |target: &str, msgs: Vec<Message>| {
+            convert_messages(&spec(target), &msgs)[0]["parts"][0].clone()
+        };
+        let g3 = "gemini-3-pro-preview";
+        assert_eq!(
+            part(g3, from(g3, call(Some("c2lnX2Zj"))))["thoughtSignature"],
+            "c2lnX2Zj"
+        );
+        assert_eq!(
+            part(
+                "gemini-2.5-flash",
+                from("gemini-2.5-flash", call(Some("c2lnX2Zj")))
+            ),
+            json!({"functionCall": {"args": {"command": "ls"}, "name": "bash"}, "thoughtSignature": "c2lnX2Zj"})
+        );
+        // Another model's signature, or one that is not base64, is not sent: Gemini 3 gets the
+        // sentinel instead, older models nothing.
+        assert_eq!(
+            part(g3, from("gemini-2.5-pro", call(Some("c2lnX2Zj"))))["thoughtSignature"],
+            "skip_thought_signature_validator"
+        );
+        assert_eq!(
+            part(g3, from(g3, call(Some("not base64!"))))["thoughtSignature"],
+            "skip_thought_signature_validator"
+        );
+        assert_eq!(
+            part(
+                "gemini-2.5-flash",
+                from("gemini-2.5-pro", call(Some("c2lnX2Zj")))
+            )
+            .get("thoughtSignature"),
+            None
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
+use super::errors;
 use super::sse::SseStream;
 use super::stream::{SseProvider, WireFormat, empty_reply, post};
 use super::transform::{normalize_id_openai_completions, parse_streaming_json, transform_messages};
@@ -67,7 +68,7 @@ impl WireFormat for ChatWire {
     fn read_stream<'a>(
         &'a self,
         spec: &'a ModelSpec,
-        stream: SseStream,
+        stream: &'a mut SseStream,
     ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
         read_stream(spec, stream)
     }
@@ -287,14 +288,17 @@ pub fn parse_usage(u: &Value) -> Usage {
     } else {
         reported_cached
     };
-    let input = prompt.saturating_sub(cache_read + cache_write);
+    let input = prompt.saturating_sub(cache_read.saturating_add(cache_write));
     let output = n(&u["completion_tokens"]).unwrap_or(0);
     Usage {
         input,
         output,
         cache_read,
         cache_write,
-        total_tokens: input + output + cache_read + cache_write,
+        total_tokens: input
+            .saturating_add(output)
+            .saturating_add(cache_read)
+            .saturating_add(cache_write),
     }
 }
 
@@ -302,24 +306,28 @@ const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasonin
 
 /// Reads a Chat Completions chunk stream to the finished reply.
 ///
-/// A chunk (or `event: error`) carrying an `error` object ends the reply with stop reason `error`
-/// and the error's message, as the OpenAI SDK throws it for Pi.
+/// A chunk (or `event: error`) carrying an `error` object is the provider's failure, typed by
+/// its `type` or `code` ([`errors::from_stream_error`]: `server_error` is a server error,
+/// retried), never an error reply counted against the model (the OpenAI SDK throws it for Pi,
+/// whose session retries by regex). A stream that ends with neither a `finish_reason` nor
+/// `[DONE]` is [`ProviderError::StreamCut`]: a reply cut after a clean connection close (a tool
+/// call half sent) is never taken as the model's answer.
 pub async fn read_stream(
     spec: &ModelSpec,
-    mut stream: SseStream,
+    stream: &mut SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
     let mut msg = empty_reply(spec);
     // Tool calls by stream index (or id): position in msg.content and the argument text so far.
     let mut calls: Vec<(Option<u64>, usize, String)> = Vec::new();
+    let mut finished = false;
     while let Some(ev) = stream.next_event().await? {
         if ev.data.trim() == "[DONE]" {
+            finished = true;
             break;
         }
         if ev.event.as_deref() == Some("error") && serde_json::from_str::<Value>(&ev.data).is_err()
         {
-            msg.stop_reason = StopReason::Error;
-            msg.error_message = Some(ev.data);
-            return Ok(msg);
+            return Err(errors::from_stream_error("", &ev.data));
         }
         let chunk: Value = serde_json::from_str(&ev.data).map_err(|e| ProviderError::Protocol {
             message: format!("OpenAI sent an unparsable chunk ({e}): {}", ev.data),
@@ -327,13 +335,17 @@ pub async fn read_stream(
         if ev.event.as_deref() == Some("error") || chunk.get("error").is_some_and(|e| !e.is_null())
         {
             let err = chunk.get("error").unwrap_or(&chunk);
-            msg.stop_reason = StopReason::Error;
-            msg.error_message = Some(match err.get("message") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => err.to_string(),
-            });
-            return Ok(msg);
+            let text = |v: &Value| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            };
+            let code = text(&err["type"]).or_else(|| text(&err["code"]));
+            let message = text(&err["message"]).unwrap_or_else(|| err.to_string());
+            return Err(errors::from_stream_error(
+                code.as_deref().unwrap_or(""),
+                &message,
+            ));
         }
         if msg.response_id.is_none() {
             if let Some(id) = chunk["id"].as_str() {
@@ -351,6 +363,7 @@ pub async fn read_stream(
         }
         let Some(choice) = choice else { continue };
         if let Some(reason) = choice["finish_reason"].as_str() {
+            finished = true;
             let (stop, error) = map_finish_reason(Some(reason));
             msg.stop_reason = stop;
             msg.error_message = error;
@@ -401,6 +414,7 @@ pub async fn read_stream(
                         id: String::new(),
                         name: String::new(),
                         arguments: json!({}),
+                        thought_signature: None,
                     }));
                     calls.push((index, msg.content.len() - 1, String::new()));
                     calls.len() - 1
@@ -419,6 +433,11 @@ pub async fn read_stream(
                 }
             }
         }
+    }
+    if !finished {
+        return Err(ProviderError::StreamCut {
+            message: "OpenAI Chat stream ended before a finish_reason or [DONE]".into(),
+        });
     }
     for (_, pos, args) in &calls {
         if let AssistantBlock::ToolCall(call) = &mut msg.content[*pos] {
@@ -472,7 +491,7 @@ mod tests {
 
     #[tokio::test]
     async fn reads_text_reasoning_and_interleaved_tool_calls() {
-        let s = stream(&[
+        let mut s = stream(&[
             json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"role":"assistant","reasoning_content":"think"}}]}),
             json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"reasoning_content":"ing"}}]}),
             json!({"id":"chatcmpl-1","choices":[{"index":0,"delta":{"content":"Read"}}]}),
@@ -483,7 +502,7 @@ mod tests {
             json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}),
             json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}),
         ]);
-        let m = read_stream(&spec(), s).await.unwrap();
+        let m = read_stream(&spec(), &mut s).await.unwrap();
         assert_eq!(
             m.content,
             vec![
@@ -499,12 +518,14 @@ mod tests {
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_1".into(),
                     name: "read".into(),
-                    arguments: json!({"path":"a.txt"})
+                    arguments: json!({"path":"a.txt"}),
+                    thought_signature: None,
                 }),
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_2".into(),
                     name: "ls".into(),
-                    arguments: json!({})
+                    arguments: json!({}),
+                    thought_signature: None,
                 }),
             ]
         );
@@ -514,17 +535,68 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_error_event_ends_the_reply() {
-        let evs = [
-            SseEvent::data(
-                json!({"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}]}).to_string(),
+    async fn error_events_are_typed_provider_errors() {
+        let hi = SseEvent::data(
+            json!({"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}]}).to_string(),
+        );
+        let evs = [hi.clone(), SseEvent::named("error", "upstream went away")];
+        let err = read_stream(&spec(), &mut test_stream(&evs))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ProviderError::Server {
+                status: 500,
+                message: "error event in the stream: upstream went away".into()
+            }
+        );
+        let chunk = |error: Value| SseEvent::data(json!({ "error": error }).to_string());
+        for (error, kind) in [
+            (
+                json!({"message": "boom", "type": "server_error", "code": null}),
+                "server_error",
             ),
-            SseEvent::named("error", "upstream went away"),
-        ];
-        let m = read_stream(&spec(), test_stream(&evs)).await.unwrap();
-        assert_eq!(m.stop_reason, StopReason::Error);
-        assert_eq!(m.error_message.as_deref(), Some("upstream went away"));
-        assert_eq!(m.text(), "Hi");
+            (
+                json!({"message": "slow", "type": null, "code": "rate_limit_exceeded"}),
+                "rate_limited",
+            ),
+            (
+                json!({"message": "busy", "type": "overloaded"}),
+                "overloaded",
+            ),
+        ] {
+            let evs = [hi.clone(), chunk(error)];
+            let err = read_stream(&spec(), &mut test_stream(&evs))
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), kind, "{err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_ending_without_finish_reason_or_done_is_cut() {
+        let call = SseEvent::data(
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\": \"rm -"}}]}}]})
+                .to_string(),
+        );
+        let err = read_stream(&spec(), &mut test_stream(std::slice::from_ref(&call)))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::StreamCut { .. }), "{err:?}");
+        // A finish_reason without [DONE], or [DONE] without a finish_reason, is a whole reply.
+        let finish = SseEvent::data(
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+        );
+        let m = read_stream(&spec(), &mut test_stream(&[call, finish]))
+            .await
+            .unwrap();
+        assert_eq!(m.stop_reason, StopReason::ToolUse);
+        let text =
+            SseEvent::data(json!({"choices":[{"index":0,"delta":{"content":"ok"}}]}).to_string());
+        let m = read_stream(&spec(), &mut test_stream(&[text, SseEvent::data("[DONE]")]))
+            .await
+            .unwrap();
+        assert_eq!(m.text(), "ok");
     }
 
     #[test]
@@ -536,6 +608,7 @@ mod tests {
                     id: "x".into(),
                     name: "ls".into(),
                     arguments: json!({}),
+                    thought_signature: None,
                 })],
                 api: "openai-completions".into(),
                 provider: "openai".into(),

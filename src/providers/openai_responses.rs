@@ -16,6 +16,7 @@ use std::future::Future;
 
 use serde_json::{Map, Value, json};
 
+use super::errors;
 use super::sse::SseStream;
 use super::stream::{SseProvider, WireFormat, empty_reply, finish_reply, post};
 use super::transform::{
@@ -68,7 +69,7 @@ impl WireFormat for ResponsesWire {
     fn read_stream<'a>(
         &'a self,
         spec: &'a ModelSpec,
-        stream: SseStream,
+        stream: &'a mut SseStream,
     ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a {
         read_stream(spec, stream)
     }
@@ -312,6 +313,19 @@ pub fn parse_usage(u: &Value) -> Usage {
     }
 }
 
+/// The typed error of an `error` event or a failed response's `error` object, by its `code`
+/// (or `type`), with Pi's `{code}: {message}` as the message.
+fn typed_error(error: &Value) -> ProviderError {
+    let text = |k: &str| match &error[k] {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Null | Value::String(_) => None,
+        other => Some(other.to_string()),
+    };
+    let code = text("code").or_else(|| text("type")).unwrap_or_default();
+    let message = text("message").unwrap_or_else(|| "no message".to_owned());
+    errors::from_stream_error(&code, &message)
+}
+
 /// The item being streamed: its JSON (summary parts and content parts kept up to date, as Pi
 /// keeps them) and the position of its block in the reply.
 struct Current {
@@ -326,14 +340,19 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// Reads a Responses event stream to the finished reply.
 ///
-/// An `error` event ends the reply with stop reason `error` and `"Error Code {code}: {message}"`;
-/// `response.failed` with `"{code}: {message}"`, `"incomplete: {reason}"` or Pi's unknown-error
-/// text; a `failed`/`cancelled` status with `"An unknown error occurred"`. A stream that ends
-/// before `response.completed` (or `response.incomplete`, which Pi does not read and we take as
-/// the `incomplete` status: stop reason `length`) is [`ProviderError::StreamCut`].
+/// An `error` event, and a `response.failed` that carries an `error`, are the provider's
+/// failures, typed by their `code` ([`errors::from_stream_error`]: `server_error` is a server
+/// error, retried; Pi throws `"Error Code {code}: {message}"` / `"{code}: {message}"` and leaves
+/// retrying to its session). A `response.failed` without an error but with
+/// `incomplete_details` ends the reply with stop reason `error` and `"incomplete: {reason}"`
+/// (what the model produced was refused), one with neither is a server error; a
+/// `failed`/`cancelled` status in `response.completed` ends it with `"An unknown error
+/// occurred"`. A stream that ends before `response.completed` (or `response.incomplete`, which
+/// Pi does not read and we take as the `incomplete` status: stop reason `length`) is
+/// [`ProviderError::StreamCut`].
 pub async fn read_stream(
     spec: &ModelSpec,
-    mut stream: SseStream,
+    stream: &mut SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
     let mut msg = empty_reply(spec);
     let fail = |mut msg: AssistantMessage, text: String| {
@@ -349,7 +368,9 @@ pub async fn read_stream(
         }
         let data: Value = match serde_json::from_str(&ev.data) {
             Ok(v) => v,
-            Err(_) if ev.event.as_deref() == Some("error") => return fail(msg, ev.data),
+            Err(_) if ev.event.as_deref() == Some("error") => {
+                return Err(errors::from_stream_error("", &ev.data));
+            }
             Err(e) => {
                 return Err(ProviderError::Protocol {
                     message: format!("OpenAI sent an unparsable event ({e}): {}", ev.data),
@@ -383,6 +404,7 @@ pub async fn read_stream(
                         id: format!("{}|{}", str_of(&item, "call_id"), str_of(&item, "id")),
                         name: str_of(&item, "name").to_owned(),
                         arguments: json!({}),
+                        thought_signature: None,
                     }),
                     _ => continue,
                 };
@@ -546,41 +568,28 @@ pub async fn read_stream(
                 break;
             }
             "error" => {
-                let code = match &data["code"] {
-                    Value::Null => "undefined".to_owned(),
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                // The event's fields, or (as some servers send it) an `error` object inside.
+                let error = if data["error"].is_object() {
+                    &data["error"]
+                } else {
+                    &data
                 };
-                let message = match &data["message"] {
-                    Value::Null => "undefined".to_owned(),
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                return fail(msg, format!("Error Code {code}: {message}"));
+                return Err(typed_error(error));
             }
             "response.failed" => {
                 let response = &data["response"];
                 let error = &response["error"];
                 let reason = response["incomplete_details"]["reason"].as_str();
-                let text = if error.is_object() {
-                    let part = |k: &str, default: &str| {
-                        error[k]
-                            .as_str()
-                            .filter(|s| !s.is_empty())
-                            .unwrap_or(default)
-                            .to_owned()
-                    };
-                    format!(
-                        "{}: {}",
-                        part("code", "unknown"),
-                        part("message", "no message")
-                    )
-                } else if let Some(reason) = reason.filter(|r| !r.is_empty()) {
-                    format!("incomplete: {reason}")
-                } else {
-                    "Unknown error (no error details in response)".to_owned()
-                };
-                return fail(msg, text);
+                if error.is_object() {
+                    return Err(typed_error(error));
+                }
+                if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+                    return fail(msg, format!("incomplete: {reason}"));
+                }
+                return Err(errors::from_stream_error(
+                    "",
+                    "Unknown error (no error details in response)",
+                ));
             }
             _ => {}
         }
@@ -613,7 +622,7 @@ mod tests {
     #[tokio::test]
     async fn reads_reasoning_text_and_calls() {
         let reasoning = json!({"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Think."}],"encrypted_content":"enc"});
-        let s = stream(&[
+        let mut s = stream(&[
             json!({"type":"response.created","response":{"id":"resp_1","status":"in_progress"}}),
             json!({"type":"response.output_item.added","item":{"type":"reasoning","id":"rs_1","summary":[]}}),
             json!({"type":"response.reasoning_summary_part.added","part":{"type":"summary_text","text":""}}),
@@ -632,7 +641,7 @@ mod tests {
             json!({"type":"response.output_item.done","item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read","arguments":"{\"path\":\"a.txt\"}"}}),
             json!({"type":"response.completed","response":{"id":"resp_1","status":"completed","usage":{"input_tokens":100,"input_tokens_details":{"cached_tokens":20},"output_tokens":42,"total_tokens":142}}}),
         ]);
-        let m = read_stream(&spec(), s).await.unwrap();
+        let m = read_stream(&spec(), &mut s).await.unwrap();
         assert_eq!(
             m.content,
             vec![
@@ -648,7 +657,8 @@ mod tests {
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_1|fc_1".into(),
                     name: "read".into(),
-                    arguments: json!({"path":"a.txt"})
+                    arguments: json!({"path":"a.txt"}),
+                    thought_signature: None,
                 }),
             ]
         );
@@ -668,48 +678,59 @@ mod tests {
 
     #[tokio::test]
     async fn errors_failures_and_early_ends() {
-        let s = stream(&[
+        let mut s = stream(&[
             json!({"type":"response.created","response":{"id":"r"}}),
             json!({"type":"error","code":"server_error","message":"boom"}),
         ]);
-        let m = read_stream(&spec(), s).await.unwrap();
+        assert_eq!(
+            read_stream(&spec(), &mut s).await.unwrap_err(),
+            ProviderError::Server {
+                status: 500,
+                message: "server_error in the stream: boom".into()
+            }
+        );
+        for (response, kind) in [
+            (
+                json!({"error":{"code":"rate_limit_exceeded","message":"slow"}}),
+                "rate_limited",
+            ),
+            (
+                json!({"error":{"code":"server_error","message":"boom"}}),
+                "server_error",
+            ),
+            (json!({}), "server_error"),
+        ] {
+            let mut s = stream(&[json!({"type":"response.failed","response":response})]);
+            let err = read_stream(&spec(), &mut s).await.unwrap_err();
+            assert_eq!(err.kind(), kind, "{err}");
+        }
+        // A response that failed without an error is what the model produced being refused.
+        let mut s = stream(&[json!({"type":"response.failed",
+            "response":{"incomplete_details":{"reason":"content_filter"}}})]);
+        let m = read_stream(&spec(), &mut s).await.unwrap();
         assert_eq!(m.stop_reason, StopReason::Error);
         assert_eq!(
             m.error_message.as_deref(),
-            Some("Error Code server_error: boom")
+            Some("incomplete: content_filter")
         );
-        for (response, text) in [
-            (
-                json!({"error":{"code":"rate_limit_exceeded","message":"slow"}}),
-                "rate_limit_exceeded: slow",
-            ),
-            (
-                json!({"incomplete_details":{"reason":"max_output_tokens"}}),
-                "incomplete: max_output_tokens",
-            ),
-            (json!({}), "Unknown error (no error details in response)"),
-        ] {
-            let s = stream(&[json!({"type":"response.failed","response":response})]);
-            let m = read_stream(&spec(), s).await.unwrap();
-            assert_eq!(m.error_message.as_deref(), Some(text));
-        }
-        let s = stream(&[json!({"type":"response.completed","response":{"status":"cancelled"}})]);
-        let m = read_stream(&spec(), s).await.unwrap();
+        let mut s =
+            stream(&[json!({"type":"response.completed","response":{"status":"cancelled"}})]);
+        let m = read_stream(&spec(), &mut s).await.unwrap();
         assert_eq!(m.stop_reason, StopReason::Error);
         assert_eq!(
             m.error_message.as_deref(),
             Some("An unknown error occurred")
         );
         for kind in ["response.completed", "response.incomplete"] {
-            let s = stream(&[json!({"type":kind,"response":{"status":"incomplete"}})]);
+            let mut s = stream(&[json!({"type":kind,"response":{"status":"incomplete"}})]);
             assert_eq!(
-                read_stream(&spec(), s).await.unwrap().stop_reason,
+                read_stream(&spec(), &mut s).await.unwrap().stop_reason,
                 StopReason::Length
             );
         }
-        let s = stream(&[json!({"type":"response.created","response":{"id":"r"}})]);
+        let mut s = stream(&[json!({"type":"response.created","response":{"id":"r"}})]);
         assert!(matches!(
-            read_stream(&spec(), s).await.unwrap_err(),
+            read_stream(&spec(), &mut s).await.unwrap_err(),
             ProviderError::StreamCut { .. }
         ));
     }
@@ -732,6 +753,7 @@ mod tests {
                     id: "call_1|fc_1".into(),
                     name: "ls".into(),
                     arguments: json!({}),
+                    thought_signature: None,
                 }),
             ],
             api: "openai-responses".into(),

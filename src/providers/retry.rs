@@ -1,8 +1,8 @@
 //! Retries with exponential backoff and jitter, in one place, around any [`Provider`].
 //!
 //! Only retryable failures are retried (rate limited, overloaded, server errors, connection
-//! failures, cut or stalled streams); authentication, invalid requests and context-too-long fail
-//! at once. A server's `Retry-After` wins over the computed delay. Each attempt holds a place in
+//! failures, cut or stalled streams), whether they came as an HTTP status or as an error event
+//! inside a streamed reply; authentication, invalid requests and context-too-long fail at once. A server's `Retry-After` wins over the computed delay. Each attempt holds a place in
 //! the provider's [`Limiter`] while it is in flight, and a 429 shrinks that limit. Retrying
 //! above the transport means a recording keeps every attempt, so a replay retries the same way.
 
@@ -89,6 +89,7 @@ pub struct RetryStats {
     attempts: AtomicU64,
     retries: AtomicU64,
     by_kind: Mutex<Vec<(&'static str, u64)>>,
+    delays: Mutex<Vec<Duration>>,
 }
 
 impl RetryStats {
@@ -107,7 +108,13 @@ impl RetryStats {
         self.by_kind.lock().expect("retry stats").clone()
     }
 
-    fn note_retry(&self, kind: &'static str) {
+    /// The wait before each retry, in order (zero when not waiting, as in a replay).
+    pub fn delays(&self) -> Vec<Duration> {
+        self.delays.lock().expect("retry stats").clone()
+    }
+
+    fn note_retry(&self, kind: &'static str, delay: Duration) {
+        self.delays.lock().expect("retry stats").push(delay);
         self.retries.fetch_add(1, Ordering::Relaxed);
         let mut by_kind = self.by_kind.lock().expect("retry stats");
         match by_kind.iter_mut().find(|(k, _)| *k == kind) {
@@ -183,7 +190,7 @@ impl Provider for Retrying {
                     let Some(delay) = self.policy.delay(retry, &error, jitter) else {
                         return Err(error);
                     };
-                    self.stats.note_retry(error.kind());
+                    self.stats.note_retry(error.kind(), delay);
                     tokio::time::sleep(delay).await;
                     retry += 1;
                 }

@@ -16,6 +16,12 @@ use super::transport::{BodyStream, HttpRequest, Transport, TransportError};
 /// The default idle timeout of a stream: no bytes for this long means it stalled.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// After a reply's closing event, how long [`SseStream::finish`] waits for the body to end.
+pub const FINISH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// After a reply's closing event, how many more bytes [`SseStream::finish`] reads at most.
+pub const FINISH_MAX_BYTES: usize = 1024 * 1024;
+
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SseEvent {
@@ -190,6 +196,8 @@ pub struct SseStream {
     pending: std::collections::VecDeque<SseEvent>,
     idle_timeout: Duration,
     ended: bool,
+    /// The body broke or stalled: nothing more will be read from it.
+    failed: bool,
 }
 
 impl SseStream {
@@ -201,6 +209,42 @@ impl SseStream {
             pending: Default::default(),
             idle_timeout,
             ended: false,
+            failed: false,
+        }
+    }
+
+    /// Whether the body has been read to its end.
+    pub fn at_end(&self) -> bool {
+        self.ended && self.pending.is_empty()
+    }
+
+    /// Reads what is left of the body after the reply's closing event, so that the transport
+    /// sees the body end (a recording then marks the stream `completed`, not `abandoned`).
+    /// Bounded by [`FINISH_TIMEOUT`] (or the idle timeout, if shorter) and [`FINISH_MAX_BYTES`];
+    /// whatever is still unread then is dropped. Errors are ignored: the reply is complete.
+    pub async fn finish(&mut self) {
+        if self.ended || self.failed {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + self.idle_timeout.min(FINISH_TIMEOUT);
+        let mut read = 0usize;
+        loop {
+            match tokio::time::timeout_at(deadline, self.body.next()).await {
+                Ok(None) => {
+                    self.ended = true;
+                    return;
+                }
+                Ok(Some(Ok(chunk))) => {
+                    read = read.saturating_add(chunk.len());
+                    if read > FINISH_MAX_BYTES {
+                        return;
+                    }
+                }
+                Ok(Some(Err(_))) | Err(_) => {
+                    self.failed = true;
+                    return;
+                }
+            }
         }
     }
 
@@ -214,8 +258,14 @@ impl SseStream {
             if self.ended {
                 return Ok(None);
             }
+            if self.failed {
+                return Err(ProviderError::StreamCut {
+                    message: "the stream was read after it failed".into(),
+                });
+            }
             match tokio::time::timeout(self.idle_timeout, self.body.next()).await {
                 Err(_) => {
+                    self.failed = true;
                     return Err(ProviderError::StreamStalled {
                         idle: self.idle_timeout,
                     });
@@ -226,7 +276,10 @@ impl SseStream {
                         self.pending.push_back(ev);
                     }
                 }
-                Ok(Some(Err(e))) => return Err(body_error(e)),
+                Ok(Some(Err(e))) => {
+                    self.failed = true;
+                    return Err(body_error(e));
+                }
                 Ok(Some(Ok(chunk))) => self.pending.extend(self.parser.feed(&chunk)),
             }
         }
@@ -244,43 +297,69 @@ fn body_error(err: TransportError) -> ProviderError {
     }
 }
 
+/// Turns an error status, its headers (lower-case names) and its body text into a typed error
+/// ([`super::errors::from_http_status`], or a wire format's refinement of it).
+pub type ClassifyHttpError<'a> =
+    dyn Fn(u16, &[(String, String)], &str) -> ProviderError + Send + Sync + 'a;
+
 /// Sends `request` and opens its event stream: a transport failure or an error status becomes
-/// the typed [`ProviderError`] (through [`super::errors`]), a success status an [`SseStream`].
+/// the typed [`ProviderError`] (`classify` maps the status and the first
+/// [`super::errors::MAX_ERROR_BODY_BYTES`] of the body), a success status an [`SseStream`].
 pub async fn open(
     transport: &dyn Transport,
     request: HttpRequest,
     idle_timeout: Duration,
+    classify: &ClassifyHttpError<'_>,
 ) -> Result<SseStream, ProviderError> {
     let mut response = transport
         .send(request)
         .await
         .map_err(super::errors::from_transport)?;
     if !(200..300).contains(&response.status) {
-        let text = read_body_text(&mut response.body, idle_timeout).await?;
-        return Err(super::errors::from_http_status(
-            response.status,
-            &response.headers,
-            &text,
-        ));
+        let text = read_body_text(
+            &mut response.body,
+            idle_timeout,
+            super::errors::MAX_ERROR_BODY_BYTES,
+        )
+        .await?;
+        return Err(classify(response.status, &response.headers, &text));
     }
     Ok(SseStream::new(response.body, idle_timeout))
 }
 
-/// Reads a whole (non-SSE) body as text, with the same idle timeout; used for error bodies.
+/// Reads a (non-SSE) body as text, with the same idle timeout, keeping at most `max_bytes` of it
+/// (a longer body ends with `… (cut at N bytes)` and the rest is never read); used for error
+/// bodies. A body that breaks after some bytes gives what arrived.
 pub async fn read_body_text(
     body: &mut BodyStream,
     idle_timeout: Duration,
+    max_bytes: usize,
 ) -> Result<String, ProviderError> {
     let mut bytes = Vec::new();
+    let mut cut = false;
     loop {
         match tokio::time::timeout(idle_timeout, body.next()).await {
-            Err(_) => return Err(ProviderError::StreamStalled { idle: idle_timeout }),
-            Ok(None) => break,
-            Ok(Some(Err(e))) => return Err(body_error(e)),
-            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+            Err(_) if bytes.is_empty() => {
+                return Err(ProviderError::StreamStalled { idle: idle_timeout });
+            }
+            Ok(Some(Err(e))) if bytes.is_empty() => return Err(body_error(e)),
+            Err(_) | Ok(None) | Ok(Some(Err(_))) => break,
+            Ok(Some(Ok(chunk))) => {
+                let room = max_bytes - bytes.len();
+                if chunk.len() > room {
+                    bytes.extend_from_slice(&chunk[..room]);
+                    cut = true;
+                    break;
+                }
+                bytes.extend_from_slice(&chunk);
+            }
         }
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if cut {
+        text.push_str(&format!("… (cut at {max_bytes} bytes)"));
+    }
+    Ok(text)
 }
 
 /// Writes one event in wire form (`event:` line if named, one `data:` line per data line, a
@@ -404,6 +483,51 @@ mod tests {
         assert_eq!(s.next_event().await.unwrap(), Some(SseEvent::data("1")));
         let err = s.next_event().await.unwrap_err();
         assert!(matches!(err, ProviderError::StreamCut { .. }), "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn finish_reads_to_the_end_within_its_bounds() {
+        let rest = Ok(Bytes::from("data: after the end\n\n"));
+        let mut s = SseStream::new(
+            body(vec![Ok(Bytes::from("data: 1\n\n")), rest], false),
+            Duration::from_secs(5),
+        );
+        assert!(s.next_event().await.unwrap().is_some());
+        assert!(!s.at_end());
+        s.finish().await;
+        assert!(s.at_end(), "read to the end of the body");
+        // A body that never ends is left after the bound, without an error.
+        let mut s = SseStream::new(
+            body(vec![Ok(Bytes::from("data: 1\n\n"))], true),
+            Duration::from_millis(100),
+        );
+        assert!(s.next_event().await.unwrap().is_some());
+        let started = std::time::Instant::now();
+        s.finish().await;
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(!s.at_end());
+    }
+
+    #[tokio::test]
+    async fn error_bodies_are_read_up_to_a_bound() {
+        let chunks = (0..10).map(|_| Ok(Bytes::from(vec![b'x'; 1000]))).collect();
+        let mut b = body(chunks, true);
+        let text = read_body_text(&mut b, Duration::from_secs(5), 2500)
+            .await
+            .unwrap();
+        assert_eq!(text, format!("{}… (cut at 2500 bytes)", "x".repeat(2500)));
+        // A body that breaks after some bytes gives what arrived.
+        let mut b = body(
+            vec![
+                Ok(Bytes::from("partial")),
+                Err(TransportError::Body("reset".into())),
+            ],
+            false,
+        );
+        let text = read_body_text(&mut b, Duration::from_secs(5), 2500)
+            .await
+            .unwrap();
+        assert_eq!(text, "partial");
     }
 
     #[tokio::test]

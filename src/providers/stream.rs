@@ -1,7 +1,8 @@
 //! The flow every SSE provider shares: hold the model, the transport and the idle timeout; build
 //! the request; open its event stream through the transport (status and error mapping in
-//! [`sse::open`]); read the stream to the finished reply. Each wire format plugs in through
-//! [`WireFormat`] and keeps only what is its own: headers, body, message conversion and events.
+//! [`sse::open`]); read the stream to the finished reply, then to the end of the body (so that a
+//! recording sees a complete stream end). Each wire format plugs in through [`WireFormat`] and
+//! keeps only what is its own: headers, body, message conversion, events and error refinements.
 //!
 //! Depends on the transport seam, [`sse`] and `conversation` only; knows nothing of any API.
 
@@ -29,12 +30,24 @@ pub trait WireFormat: Send + Sync + 'static {
         options: &RequestOptions,
     ) -> HttpRequest;
 
-    /// Reads the event stream to the finished reply.
+    /// Reads the event stream to the finished reply: its closing event, an error event (a typed
+    /// [`ProviderError`]), or [`ProviderError::StreamCut`] when it ends before either.
     fn read_stream<'a>(
         &'a self,
         spec: &'a ModelSpec,
-        stream: SseStream,
+        stream: &'a mut SseStream,
     ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a;
+
+    /// The typed error of an HTTP error status (lower-case header names, the body's first
+    /// [`super::errors::MAX_ERROR_BODY_BYTES`]); a format may refine the shared mapping.
+    fn classify_http_error(
+        &self,
+        status: u16,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> ProviderError {
+        super::errors::from_http_status(status, headers, body)
+    }
 }
 
 /// A provider speaking wire format `W` over SSE.
@@ -82,8 +95,19 @@ impl<W: WireFormat> Provider for SseProvider<W> {
         options: &RequestOptions,
     ) -> Result<AssistantMessage, ProviderError> {
         let request = self.build_request(context, options);
-        let stream = sse::open(self.transport.as_ref(), request, self.idle_timeout).await?;
-        self.wire.read_stream(&self.spec, stream).await
+        let classify = |status: u16, headers: &[(String, String)], body: &str| {
+            self.wire.classify_http_error(status, headers, body)
+        };
+        let mut stream = sse::open(
+            self.transport.as_ref(),
+            request,
+            self.idle_timeout,
+            &classify,
+        )
+        .await?;
+        let reply = self.wire.read_stream(&self.spec, &mut stream).await;
+        stream.finish().await;
+        reply
     }
 }
 

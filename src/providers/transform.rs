@@ -382,6 +382,7 @@ mod tests {
             id: id.into(),
             name: "read".into(),
             arguments: json!({}),
+            thought_signature: None,
         })
     }
 

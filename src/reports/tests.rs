@@ -283,6 +283,7 @@ fn agent_run() -> AgentRun {
         id: "toolu_1".into(),
         name: "edit".into(),
         arguments: json!({"path": "calc.py", "edits": [{"oldText": "a + b", "newText": "b + a"}]}),
+        thought_signature: None,
     };
     let result = ToolResult::error(ToolError {
         message: "Could not find the exact text in calc.py. The old text must match exactly including all whitespace and newlines.".into(),

@@ -54,6 +54,7 @@ fn record(turn: u32, name: &str, result: ToolResult) -> ToolCallRecord {
             id: format!("call_{turn}_{name}"),
             name: name.into(),
             arguments: json!({"path": "src/calc.py"}),
+            thought_signature: None,
         },
         result,
         duration: Duration::from_millis(5),

@@ -10,7 +10,9 @@
 //! (`msg_01`, `chatcmpl-01`, `resp_01`, `gen_01`), and usage figures are
 //! synthesised from the request and reply sizes (prompt tokens = body bytes / 4, with the previous
 //! request's prompt counted as cache reads) unless a turn gives its own. A turn may instead be a
-//! fault: an HTTP error status, a stream cut or stall after some events, or an error event.
+//! fault: an HTTP error status, a stream cut, stall or clean early end after some events, or an
+//! error event. When a turn has thinking, Gemini's first function call part carries a
+//! `thoughtSignature` (base64 of `fsig_NN`), as Gemini sends it.
 //!
 //! Script format (YAML, unknown fields are errors):
 //!
@@ -25,8 +27,12 @@
 //!                                  # (a Responses status such as `cancelled`; `failed` sends
 //!                                  # `response.failed`; a Gemini finishReason such as `SAFETY`)
 //!     usage: {input: 10, output: 5, cache_read: 0, cache_write: 0}   # optional
-//!   - fault: {status: 429, retry_after: 1, body: "slow down"}   # or one of:
-//!     # fault: {cut_after_events: 3} | {stall_after_events: 2} | {error_event: "Overloaded"}
+//!   - fault: {status: 429, retry_after: 1, body: "slow down", headers: {retry-after-ms: "5"}}
+//!     # or one of: fault: {cut_after_events: 3} | {stall_after_events: 2} |
+//!     # {end_after_events: 4} (the body then ends cleanly) |
+//!     # {error_event: "Overloaded", error_type: overloaded_error} (error_type: the API's own
+//!     # name of the error; default Anthropic overloaded_error, OpenAI server_error, Gemini
+//!     # UNAVAILABLE)
 //! ```
 //!
 //! Depends on `providers` (for [`ApiKind`] and SSE encoding) and on hyper; nothing depends on it
@@ -115,15 +121,25 @@ pub struct Fault {
     /// A `retry-after` header, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
+    /// More headers of the error response, sent as given (`retry-after: 1e300`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
     /// Send this many SSE events of the reply, then break the connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_events: Option<usize>,
     /// Send this many SSE events of the reply, then go silent (connection kept open).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_after_events: Option<usize>,
+    /// Send this many SSE events of the reply, then end the body cleanly (no closing event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_after_events: Option<usize>,
     /// Start the reply, then send an error event with this message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_event: Option<String>,
+    /// The API's own name of the `error_event` (Anthropic's `error.type`, OpenAI's `type` or
+    /// `code`, Gemini's `status`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_type: Option<String>,
 }
 
 /// Why a script could not be used.
@@ -172,15 +188,21 @@ pub fn parse_script(text: &str, origin: impl AsRef<Path>) -> Result<Script, Scri
                 f.status.is_some(),
                 f.cut_after_events.is_some(),
                 f.stall_after_events.is_some(),
+                f.end_after_events.is_some(),
                 f.error_event.is_some(),
             ];
             if kinds.iter().filter(|k| **k).count() != 1 {
                 return Err(invalid(
-                    "a fault needs exactly one of status, cut_after_events, stall_after_events, error_event",
+                    "a fault needs exactly one of status, cut_after_events, stall_after_events, end_after_events, error_event",
                 ));
             }
-            if f.status.is_none() && (f.body.is_some() || f.retry_after.is_some()) {
-                return Err(invalid("body and retry_after go with status only"));
+            if f.status.is_none()
+                && (f.body.is_some() || f.retry_after.is_some() || !f.headers.is_empty())
+            {
+                return Err(invalid("body, retry_after and headers go with status only"));
+            }
+            if f.error_event.is_none() && f.error_type.is_some() {
+                return Err(invalid("error_type goes with error_event only"));
             }
         } else if turn.text.is_none() && turn.thinking.is_none() && turn.tool_calls.is_empty() {
             return Err(invalid(
@@ -487,6 +509,13 @@ async fn handle(
                     secs.to_string().parse().expect("valid header"),
                 );
             }
+            for (name, value) in &fault.headers {
+                let name = hyper::header::HeaderName::from_bytes(name.as_bytes());
+                let value = hyper::header::HeaderValue::from_str(value);
+                if let (Ok(name), Ok(value)) = (name, value) {
+                    resp.headers_mut().insert(name, value);
+                }
+            }
             return Ok(resp);
         }
     }
@@ -506,6 +535,8 @@ async fn handle(
         } else if let Some(n) = fault.stall_after_events {
             events.truncate(n);
             ending = Ending::Stall;
+        } else if let Some(n) = fault.end_after_events {
+            events.truncate(n);
         }
     }
     Ok(sse_response(events, ending))
@@ -601,6 +632,13 @@ struct Reply<'a> {
 }
 
 impl Reply<'_> {
+    /// The scripted error event's message and error type (`default` unless the script names one).
+    fn error_event<'s>(&'s self, default: &'s str) -> Option<(&'s str, &'s str)> {
+        let fault = self.turn.fault.as_ref()?;
+        let message = fault.error_event.as_deref()?;
+        Some((message, fault.error_type.as_deref().unwrap_or(default)))
+    }
+
     fn calls(&self) -> impl Iterator<Item = (usize, &ScriptedToolCall)> {
         self.turn
             .tool_calls
@@ -678,10 +716,10 @@ fn anthropic_events(r: &Reply) -> Vec<SseEvent> {
         ),
         ev("ping", json!({"type": "ping"})),
     ];
-    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+    if let Some((msg, kind)) = r.error_event("overloaded_error") {
         out.push(ev(
             "error",
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": msg}}),
+            json!({"type": "error", "error": {"type": kind, "message": msg}}),
         ));
         return out;
     }
@@ -754,9 +792,9 @@ fn openai_events(r: &Reply) -> Vec<SseEvent> {
         )
     };
     let mut out = vec![chunk(json!({"role": "assistant"}), Value::Null)];
-    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+    if let Some((msg, kind)) = r.error_event("server_error") {
         out.push(SseEvent::data(
-            json!({"error": {"message": msg, "type": "server_error", "param": null, "code": null}})
+            json!({"error": {"message": msg, "type": kind, "param": null, "code": null}})
                 .to_string(),
         ));
         return out;
@@ -827,10 +865,10 @@ fn responses_events(r: &Reply) -> Vec<SseEvent> {
         &mut out,
         json!({"type": "response.created", "response": response("in_progress", json!([]))}),
     );
-    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+    if let Some((msg, kind)) = r.error_event("server_error") {
         ev(
             &mut out,
-            json!({"type": "error", "code": "server_error", "message": msg, "param": null}),
+            json!({"type": "error", "code": kind, "message": msg, "param": null}),
         );
         return out;
     }
@@ -997,10 +1035,15 @@ fn gemini_events(r: &Reply) -> Vec<SseEvent> {
         SseEvent::data(c.to_string())
     };
     let mut out = Vec::new();
-    if let Some(msg) = r.turn.fault.as_ref().and_then(|f| f.error_event.as_ref()) {
+    if let Some((msg, status)) = r.error_event("UNAVAILABLE") {
+        let code = match status {
+            "UNAVAILABLE" => 503,
+            "RESOURCE_EXHAUSTED" => 429,
+            _ => 500,
+        };
         out.push(chunk(json!([{"text": ""}]), None, None));
         out.push(SseEvent::data(
-            json!({"error": {"code": 503, "message": msg, "status": "UNAVAILABLE"}}).to_string(),
+            json!({"error": {"code": code, "message": msg, "status": status}}).to_string(),
         ));
         return out;
     }
@@ -1021,7 +1064,14 @@ fn gemini_events(r: &Reply) -> Vec<SseEvent> {
     }
     let calls: Vec<Value> = r
         .calls()
-        .map(|(_, c)| json!({"functionCall": {"name": c.name, "args": c.arguments}}))
+        .enumerate()
+        .map(|(i, (_, c))| {
+            let mut part = json!({"functionCall": {"name": c.name, "args": c.arguments}});
+            if i == 0 && r.turn.thinking.is_some() {
+                part["thoughtSignature"] = json!(base64_ascii(&format!("fsig_{:02}", r.turn_no)));
+            }
+            part
+        })
         .collect();
     if !calls.is_empty() {
         out.push(chunk(Value::Array(calls), None, None));

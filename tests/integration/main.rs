@@ -3,7 +3,9 @@
 mod cassettes;
 mod cli_tool;
 mod edit;
+mod faults;
 mod load;
+mod preflight;
 mod providers;
 mod providers_more;
 mod regression;

@@ -136,12 +136,14 @@ async fn responses_stop_reasons() {
         m.error_message.as_deref(),
         Some("An unknown error occurred")
     );
+    // A failed response with an error is the provider's failure (retried), not the model's.
     let (r, _s) = one(api, "turns:\n  - text: x\n    stop_reason: failed\n").await;
-    let m = r.unwrap();
-    assert_eq!(m.stop_reason, StopReason::Error);
     assert_eq!(
-        m.error_message.as_deref(),
-        Some("server_error: scripted failure")
+        r.unwrap_err(),
+        ProviderError::Server {
+            status: 500,
+            message: "server_error in the stream: scripted failure".into()
+        }
     );
     let (r, _s) = one(api, "turns:\n  - text: x\n    stop_reason: weird\n").await;
     assert_eq!(

@@ -36,7 +36,8 @@ fn context() -> Context {
     }
 }
 
-fn fast() -> RetryPolicy {
+/// Retries quickly: waits of a few milliseconds, three retries, `Retry-After` up to 5 s.
+pub(super) fn fast() -> RetryPolicy {
     RetryPolicy {
         max_retries: 3,
         base_delay: Duration::from_millis(1),
