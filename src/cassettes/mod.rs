@@ -30,7 +30,9 @@
 //! ```
 
 pub mod compare;
+pub mod divergence;
 pub mod format;
+pub mod noise;
 pub mod player;
 pub mod recorder;
 pub mod secrets;

@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 
 use crate::agent::{Agent, AgentEvent, EventSink, StopCause};
 use crate::cassettes::compare::NormalizeRule;
+use crate::cassettes::noise;
 use crate::cassettes::{
     CassetteError, CassetteHeader, CassetteMode, CassettePlan, Player, Recorder,
 };
@@ -274,18 +275,6 @@ impl RunTransport {
     }
 }
 
-/// Rules every replay applies on top of the task's: bash's full-output file name is random and
-/// lives outside the workspace, so it is compared as a placeholder.
-fn builtin_rules() -> Vec<NormalizeRule> {
-    vec![
-        NormalizeRule::new(
-            r"[^\s\]]*pi-bash-[0-9a-f]{16}\.log",
-            "<bash-output>/pi-bash.log",
-        )
-        .expect("valid built-in rule"),
-    ]
-}
-
 /// The transport of one run: a cassette player, a recorder over the live transport, or the live
 /// transport alone. An error comes with its error kind for the record.
 fn open_transport(
@@ -295,7 +284,9 @@ fn open_transport(
     api_key: &Option<String>,
 ) -> Result<RunTransport, (&'static str, String)> {
     if plan == CassettePlan::Replay {
-        let mut rules = builtin_rules();
+        // The built-in rules for volatile tool output first (unless the task turns them off),
+        // then the suite's and the task's own.
+        let mut rules = noise::rules(run.task.normalize_defaults);
         for rule in &run.task.normalize {
             let rule = NormalizeRule::new(&rule.pattern, rule.replacement.clone())
                 .map_err(|e| ("setup", format!("bad normalize rule: {e}")))?;
