@@ -10,3 +10,4 @@ mod reports;
 mod retry;
 mod run;
 mod tasks;
+mod volatile;
