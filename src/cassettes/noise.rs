@@ -114,7 +114,7 @@ pub const RULES: &[NoiseRule] = &[
     NoiseRule {
         name: "test-line-duration",
         what: "the time after a test name in node's spec reporter, jest and mocha (`✔ name (5.1ms)`)",
-        pattern: r"(?m)^([ \t]*[✔✓✖✕×√﹣] .*?) \(\d+(?:\.\d+)? ?m?s\)( # (?:SKIP|TODO)\b.*)?$",
+        pattern: r"(?m)^([ \t]*[✔✓✖✕×√﹣] .*?) \(\d+(?:\.\d+)? ?ms\)( # (?:SKIP|TODO)\b.*)?$",
         replacement: "${1} (<duration>)${2}",
         example: "✔ adds two numbers (5.108589ms)",
         always: false,
@@ -364,7 +364,12 @@ mod tests {
     /// Only `name` applied to `s`.
     fn only(name: &str, s: &str) -> String {
         let r = rule(name);
-        apply_rules(s, &[NormalizeRule::new(r.pattern, r.replacement).unwrap()])
+        let compiled = compiled()
+            .iter()
+            .find(|(doc, _)| doc.name == r.name)
+            .map(|(_, rule)| rule.clone())
+            .unwrap();
+        apply_rules(s, &[compiled])
     }
 
     /// (rule, input, what the rule alone makes of it).
