@@ -268,6 +268,15 @@ impl DivergenceTracker {
     }
 }
 
+/// Every difference between request `index` recorded and built now, without the tracker's
+/// memory of earlier requests (a history change shows in every request that repeats it).
+pub fn differences(api: ApiKind, index: usize, recorded: &Value, now: &Value) -> Vec<Difference> {
+    classify(api, index, recorded, now)
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect()
+}
+
 fn turn_of_request(index: usize) -> u32 {
     u32::try_from(index).unwrap_or(u32::MAX)
 }
@@ -488,6 +497,21 @@ fn compact(v: &Value) -> String {
 
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
+}
+
+/// The items of an array (none when it is missing or not an array).
+fn array(v: Option<&Value>) -> impl Iterator<Item = &Value> {
+    v.and_then(Value::as_array).into_iter().flatten()
+}
+
+/// The fields of an object except `skip`.
+fn fields_except(v: &Value, skip: &[&str]) -> Vec<(String, Value)> {
+    v.as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !skip.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// The text of a content value: a string, or an array of blocks (text of text blocks, a
@@ -792,25 +816,9 @@ fn anthropic(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
     if let Some(system) = obj.get("system") {
         b.system(system.clone(), content_text(system));
     }
-    for t in obj
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in array(obj.get("tools")) {
         let name = str_at(t, "name").unwrap_or("?");
-        let rest = t
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(k, _)| {
-                !matches!(
-                    k.as_str(),
-                    "name" | "description" | "input_schema" | "cache_control"
-                )
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let rest = fields_except(t, &["name", "description", "input_schema", "cache_control"]);
         v.tools.push(tool_def(
             name,
             t.get("description"),
@@ -819,12 +827,7 @@ fn anthropic(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
             t,
         ));
     }
-    for m in obj
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for m in array(obj.get("messages")) {
         let content = m.get("content").cloned().unwrap_or(Value::Null);
         match str_at(m, "role") {
             Some("assistant") => {
@@ -895,28 +898,11 @@ fn anthropic(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
 
 fn openai_chat(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
     params_except(obj, &["messages", "tools"], v);
-    for t in obj
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in array(obj.get("tools")) {
         let f = t.get("function").unwrap_or(&Value::Null);
         let name = str_at(f, "name").unwrap_or("?");
-        let mut rest: Vec<(String, Value)> = t
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(k, _)| k.as_str() != "function")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        rest.extend(
-            f.as_object()
-                .into_iter()
-                .flatten()
-                .filter(|(k, _)| !matches!(k.as_str(), "name" | "description" | "parameters"))
-                .map(|(k, v)| (k.clone(), v.clone())),
-        );
+        let mut rest = fields_except(t, &["function"]);
+        rest.extend(fields_except(f, &["name", "description", "parameters"]));
         v.tools.push(tool_def(
             name,
             f.get("description"),
@@ -925,12 +911,7 @@ fn openai_chat(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
             t,
         ));
     }
-    for m in obj
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for m in array(obj.get("messages")) {
         let content = m.get("content").unwrap_or(&Value::Null);
         match str_at(m, "role") {
             Some("system") | Some("developer") => b.system(m.clone(), content_text(content)),
@@ -949,12 +930,7 @@ fn openai_chat(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
                 if !content.is_null() {
                     b.part(content.clone(), "text", text);
                 }
-                for call in m
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for call in array(m.get("tool_calls")) {
                     let id = str_at(call, "id").map(str::to_owned);
                     let f = call.get("function").unwrap_or(&Value::Null);
                     let name = str_at(f, "name").unwrap_or("?").to_owned();
@@ -982,22 +958,11 @@ fn openai_responses(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder
     if let Some(instructions) = obj.get("instructions") {
         b.system(instructions.clone(), content_text(instructions));
     }
-    for t in obj
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in array(obj.get("tools")) {
         let name = str_at(t, "name")
             .or_else(|| str_at(t, "type"))
             .unwrap_or("?");
-        let rest = t
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter(|(k, _)| !matches!(k.as_str(), "name" | "description" | "parameters"))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let rest = fields_except(t, &["name", "description", "parameters"]);
         v.tools.push(tool_def(
             name,
             t.get("description"),
@@ -1084,12 +1049,7 @@ fn gemini(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
             content_text(system.get("parts").unwrap_or(system)),
         );
     }
-    for t in obj
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in array(obj.get("tools")) {
         match t.get("functionDeclarations").and_then(Value::as_array) {
             Some(decls) => {
                 for d in decls {
@@ -1097,18 +1057,10 @@ fn gemini(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
                     let schema = d
                         .get("parametersJsonSchema")
                         .or_else(|| d.get("parameters"));
-                    let rest = d
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .filter(|(k, _)| {
-                            !matches!(
-                                k.as_str(),
-                                "name" | "description" | "parameters" | "parametersJsonSchema"
-                            )
-                        })
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
+                    let rest = fields_except(
+                        d,
+                        &["name", "description", "parameters", "parametersJsonSchema"],
+                    );
                     v.tools
                         .push(tool_def(name, d.get("description"), schema, rest, d));
                 }
@@ -1123,12 +1075,7 @@ fn gemini(obj: &Map<String, Value>, v: &mut View, b: &mut ItemsBuilder) {
             }
         }
     }
-    for c in obj
-        .get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for c in array(obj.get("contents")) {
         let parts = c
             .get("parts")
             .and_then(Value::as_array)

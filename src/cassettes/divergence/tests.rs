@@ -411,6 +411,8 @@ fn a_change_in_history_is_reported_once_at_the_request_where_it_first_appears() 
             "{api:?}"
         );
         assert_eq!(t.all().len(), 2);
+        // Without the tracker, request 3 repeats both.
+        assert_eq!(differences(api, 3, &recorded[3], &now[3]).len(), 2);
         assert_eq!(t.all()[1].subject, "result of bash#1");
         assert_eq!((t.all()[1].request, t.all()[1].turn), (1, 1));
     }
