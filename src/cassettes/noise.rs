@@ -128,6 +128,14 @@ pub const RULES: &[NoiseRule] = &[
         always: false,
     },
     NoiseRule {
+        name: "jest-suite",
+        what: "the time jest shows after a slow test file's `PASS`/`FAIL` line",
+        pattern: r"(?m)^((?:PASS|FAIL) +\S+) \(\d+(?:\.\d+)? ?m?s\)$",
+        replacement: "${1} (<duration>)",
+        example: "PASS src/sum.test.js (5.123 s)",
+        always: false,
+    },
+    NoiseRule {
         name: "vitest-duration",
         what: "vitest's `Duration` summary line and its breakdown",
         pattern: r"(?m)^([ \t]*Duration +)\d+(?:\.\d+)?m?s(?: \([a-z]+ \d+(?:\.\d+)?m?s(?:, [a-z]+ \d+(?:\.\d+)?m?s)*\))?$",
@@ -450,6 +458,11 @@ mod tests {
             "Tests:       3 passed, 3 total\nTime:        <duration>",
         ),
         (
+            "jest-suite",
+            "PASS src/sum.test.js (5.123 s)\nFAIL src/api.test.js (12 ms)",
+            "PASS src/sum.test.js (<duration>)\nFAIL src/api.test.js (<duration>)",
+        ),
+        (
             "vitest-duration",
             "   Duration  512ms (transform 20ms, setup 0ms, collect 15ms, tests 3ms, environment 0ms, prepare 60ms)",
             "   Duration  <duration>",
@@ -635,6 +648,11 @@ mod tests {
             "jest-time",
             "Tests:       3 passed, 3 total",
             "Tests:       2 passed, 3 total",
+        ),
+        (
+            "jest-suite",
+            "PASS src/sum.test.js (5.123 s)",
+            "FAIL src/sum.test.js (5.123 s)",
         ),
         (
             "vitest-duration",
