@@ -2,8 +2,26 @@
 //! changed.
 //!
 //! [`Workspace::create`] copies `repo/` into a fresh temporary folder (symlinks stay symlinks,
-//! permission bits are kept, the original is never touched and the process cwd never changes)
-//! and keeps an in-memory snapshot of the fixture (path to bytes and mode). [`Workspace::diff`]
+//! the original is never touched and the process cwd never changes) and keeps an in-memory
+//! snapshot of the fixture (path to bytes and mode).
+//!
+//! The copy is the same on every run and every host, so that tool output replays identically:
+//! - every file, folder and symlink of the copy, the workspace folder itself and its parent get
+//!   the access and modification time [`FIXED_MTIME`] (2000-01-01T00:00:00Z), symlinks without
+//!   following them (the first read of a file sets its access time again, as the file system's
+//!   `relatime` does; `ls -l` shows modification times);
+//! - modes are normalised as git would check them out: folders 0755, files 0755 when any
+//!   executable bit is set and 0644 otherwise (the umask of whoever checked the fixture out does
+//!   not leak);
+//! - the workspace is the folder `work` inside a private temporary folder, so `ls -la` shows a
+//!   `..` whose times, owner and link count are the harness's own, not those of the shared `/tmp`.
+//!
+//! What the copy cannot fix is normalised at compare time by the built-in rules of
+//! `cassettes::noise` (owner and group names, folder sizes and block counts that depend on the
+//! file system, inode and device numbers, the change time `stat` shows, which is the time of the
+//! copy). What is left: the order `find` or `os.listdir` return entries in follows the file system
+//! (stable on one file system, since the copy creates entries in name order); files the agent
+//! creates get the process umask and the current time. [`Workspace::diff`]
 //! compares the folder now with that snapshot and renders a git-style unified diff (`a/` and
 //! `b/` prefixes, `/dev/null` for added and deleted files, binary files noted, not diffed).
 //!
@@ -21,6 +39,13 @@ use std::path::{Path, PathBuf};
 use similar::{ChangeTag, TextDiff};
 
 use crate::tasks::Task;
+
+/// The access and modification time every entry of a fresh workspace gets: 2000-01-01T00:00:00Z,
+/// in seconds since the Unix epoch.
+pub const FIXED_MTIME: i64 = 946_684_800;
+
+/// The name of the workspace folder inside its private temporary folder.
+pub const WORKSPACE_DIR_NAME: &str = "work";
 
 /// Folder names the diff skips wherever they occur.
 pub const IGNORED_DIRS: [&str; 8] = [
@@ -95,12 +120,22 @@ impl Workspace {
             .tempdir()
             .map_err(WorkspaceError::TempDir)?;
         // Canonical, so paths the tools print match what a `pwd` in bash prints.
-        let path = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
+        let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
+        let path = parent.join(WORKSPACE_DIR_NAME);
+        std::fs::create_dir(&path).map_err(copy_err(&path))?;
         copy_tree(repo, &path)?;
+        set_dir_mode(&path)?;
         let snapshot = snapshot(&path).map_err(|source| WorkspaceError::Copy {
             path: path.clone(),
             source,
         })?;
+        // Last, once nothing more is created or read inside (a read would set the access
+        // times again): the times of everything, then the folder itself and its parent (the
+        // `..` of `ls -la`).
+        fix_times_under(&path)?;
+        fix_times(&path)?;
+        set_dir_mode(&parent)?;
+        fix_times(&parent)?;
         Ok(Workspace {
             dir: Some(dir),
             path,
@@ -167,12 +202,51 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), WorkspaceError> {
         } else if kind.is_dir() {
             std::fs::create_dir(&dst).map_err(copy_err(&dst))?;
             copy_tree(&src, &dst)?;
-            std::fs::set_permissions(&dst, meta.permissions()).map_err(copy_err(&dst))?;
+            set_dir_mode(&dst)?;
         } else if kind.is_file() {
-            // `fs::copy` keeps the permission bits.
             std::fs::copy(&src, &dst).map_err(copy_err(&src))?;
+            // As git checks files out: only the executable bit is the fixture's.
+            let mode = if meta.permissions().mode() & 0o111 != 0 {
+                0o755
+            } else {
+                0o644
+            };
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode))
+                .map_err(copy_err(&dst))?;
         }
         // Sockets, fifos and devices have no place in a fixture; they are skipped.
+    }
+    Ok(())
+}
+
+fn set_dir_mode(dir: &Path) -> Result<(), WorkspaceError> {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).map_err(copy_err(dir))
+}
+
+/// Sets the access and modification time of `path` (not following a symlink) to [`FIXED_MTIME`].
+fn fix_times(path: &Path) -> Result<(), WorkspaceError> {
+    use nix::sys::stat::{UtimensatFlags, utimensat};
+    use nix::sys::time::TimeSpec;
+    let t = TimeSpec::new(FIXED_MTIME, 0);
+    utimensat(None, path, &t, &t, UtimensatFlags::NoFollowSymlink).map_err(|errno| {
+        WorkspaceError::Copy {
+            path: path.to_path_buf(),
+            source: io::Error::from(errno),
+        }
+    })
+}
+
+/// [`fix_times`] on everything under `dir` (not `dir` itself).
+fn fix_times_under(dir: &Path) -> Result<(), WorkspaceError> {
+    for entry in std::fs::read_dir(dir).map_err(copy_err(dir))? {
+        let path = entry.map_err(copy_err(dir))?.path();
+        let kind = std::fs::symlink_metadata(&path)
+            .map_err(copy_err(&path))?
+            .file_type();
+        if kind.is_dir() {
+            fix_times_under(&path)?;
+        }
+        fix_times(&path)?;
     }
     Ok(())
 }
@@ -430,17 +504,118 @@ new file mode 100644
         let gone = ws.path().to_path_buf();
         drop(ws);
         assert!(!gone.exists());
+        assert!(
+            !gone.parent().unwrap().exists(),
+            "the private parent goes too"
+        );
 
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
         let kept = ws.into_kept_path();
         assert!(kept.join("src/calc.py").exists());
-        std::fs::remove_dir_all(&kept).unwrap();
+        std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
 
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", true).unwrap();
         let kept = ws.path().to_path_buf();
         drop(ws);
         assert!(kept.exists());
-        std::fs::remove_dir_all(&kept).unwrap();
+        std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn the_copy_has_fixed_times_and_normalised_modes_every_run() {
+        let fixture = fixture();
+        // A fixture checked out under a permissive umask, with a recent mtime.
+        std::fs::set_permissions(
+            fixture.path().join("README.md"),
+            std::fs::Permissions::from_mode(0o664),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            fixture.path().join("src"),
+            std::fs::Permissions::from_mode(0o775),
+        )
+        .unwrap();
+        let stamp = |ws: &Workspace| {
+            let mut out = Vec::new();
+            let mut paths = vec![ws.path().parent().unwrap().to_path_buf(), ws.path().into()];
+            for rel in ["README.md", "run.sh", "src", "src/calc.py", "calc_link.py"] {
+                paths.push(ws.path().join(rel));
+            }
+            for path in paths {
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                let mtime = meta
+                    .modified()
+                    .unwrap()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
+                let atime = meta
+                    .accessed()
+                    .unwrap()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
+                let mode = if meta.file_type().is_symlink() {
+                    0
+                } else {
+                    meta.permissions().mode() & 0o7777
+                };
+                let name = path
+                    .strip_prefix(ws.path().parent().unwrap())
+                    .unwrap()
+                    .display()
+                    .to_string();
+                out.push((name, mtime, atime, mode));
+            }
+            out
+        };
+        let first = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let second = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        assert_ne!(first.path(), second.path());
+        assert_eq!(first.path().file_name().unwrap(), WORKSPACE_DIR_NAME);
+        let fixed = FIXED_MTIME as u64;
+        pretty_assertions::assert_eq!(
+            stamp(&first),
+            vec![
+                (String::new(), fixed, fixed, 0o755),
+                ("work".into(), fixed, fixed, 0o755),
+                ("work/README.md".into(), fixed, fixed, 0o644),
+                ("work/run.sh".into(), fixed, fixed, 0o755),
+                ("work/src".into(), fixed, fixed, 0o755),
+                ("work/src/calc.py".into(), fixed, fixed, 0o644),
+                ("work/calc_link.py".into(), fixed, fixed, 0),
+            ]
+        );
+        assert_eq!(stamp(&first), stamp(&second));
+        // `ls -la` of two fresh copies prints the same bytes.
+        let ls = |ws: &Workspace| {
+            let out = std::process::Command::new("ls")
+                .args(["-la", "--time-style=+%Y-%m-%dT%H:%M:%S"])
+                .current_dir(ws.path())
+                .env("LC_ALL", "C")
+                .env("TZ", "UTC")
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(ls(&first), ls(&second));
+        assert!(
+            ls(&first).contains(" 2000-01-01T00:00:00 .."),
+            "{}",
+            ls(&first)
+        );
+        // The fixture's own times and modes are untouched.
+        let original = std::fs::metadata(fixture.path().join("README.md")).unwrap();
+        assert_eq!(original.permissions().mode() & 0o777, 0o664);
+        assert_ne!(
+            original
+                .modified()
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+            fixed
+        );
     }
 
     #[test]

@@ -269,22 +269,33 @@ fn first_differing_values<'a>(a: &'a Value, b: &'a Value) -> Option<(&'a Value, 
 pub fn divergence_diff(recorded: &Value, now: &Value, what: &str) -> String {
     if let Some((Value::String(a), Value::String(b))) = first_differing_values(recorded, now) {
         if a.contains('\n') || b.contains('\n') {
-            let mut a = a.clone();
-            let mut b = b.clone();
-            for s in [&mut a, &mut b] {
-                if !s.ends_with('\n') {
-                    s.push('\n');
-                }
-            }
-            let text = similar::TextDiff::from_lines(&a, &b)
-                .unified_diff()
-                .context_radius(DIFF_CONTEXT)
-                .header(&format!("recorded {what}"), &format!("now {what}"))
-                .to_string();
-            return cap_lines(text);
+            return text_diff(a, b, what);
         }
     }
     unified_diff(recorded, now)
+}
+
+/// A unified diff of two texts line by line (headers `recorded WHAT` and `now WHAT`, or just
+/// `recorded` and `now`), [`DIFF_CONTEXT`] lines of context, at most [`DIFF_MAX_LINES`] lines.
+pub fn text_diff(recorded: &str, now: &str, what: &str) -> String {
+    let mut a = recorded.to_owned();
+    let mut b = now.to_owned();
+    for s in [&mut a, &mut b] {
+        if !s.is_empty() && !s.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    let (ha, hb) = if what.is_empty() {
+        ("recorded".to_owned(), "now".to_owned())
+    } else {
+        (format!("recorded {what}"), format!("now {what}"))
+    };
+    let text = similar::TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(DIFF_CONTEXT)
+        .header(&ha, &hb)
+        .to_string();
+    cap_lines(text)
 }
 
 fn cap_lines(text: String) -> String {

@@ -82,7 +82,7 @@ pub const WORKSPACE_PLACEHOLDER: &str = "/workspace";
 /// The placeholder written in place of the folder of bash's full-output files (a temp folder
 /// per run), so `/tmp/harness-bash-Xy12/pi-bash-….log` is recorded as
 /// `/tmp/harness-bash/pi-bash-….log`.
-pub const BASH_OUTPUT_PLACEHOLDER: &str = "/tmp/harness-bash";
+pub const BASH_OUTPUT_DIR_PLACEHOLDER: &str = "/tmp/harness-bash";
 
 /// What a cassette was recorded with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,11 @@
 //! path replaced by a placeholder); a [`Player`] answers from a file and reports a structured
 //! [`Divergence`] when the request the harness builds now differs from the recorded one. Both
 //! implement [`crate::providers::transport::Transport`], so providers never know which one they
-//! talk to. Depends on `providers` (the transport seam and `ApiKind`) only; never on the agent,
-//! the runner or the reports.
+//! talk to. [`noise`] holds the built-in normalisation rules for volatile tool output applied
+//! before comparing, and [`divergence`] classifies what differs between the recorded and the
+//! current requests in conversation terms (a pure function over two conversations). Depends on
+//! `providers` (the transport seam and `ApiKind`) only; never on the agent, the runner or the
+//! reports.
 //!
 //! How a runner uses it (both types are cheap clones sharing state, so keep one clone and hand
 //! the provider an `Arc` of another):

@@ -71,7 +71,7 @@ impl Shared {
 impl Recorder {
     /// Records through `inner`. `paths` maps this run's host paths to the placeholders written
     /// instead (the workspace to [`super::WORKSPACE_PLACEHOLDER`], bash's output folder to
-    /// [`super::format::BASH_OUTPUT_PLACEHOLDER`]); `secrets` are the key values in use, refused
+    /// [`super::format::BASH_OUTPUT_DIR_PLACEHOLDER`]); `secrets` are the key values in use, refused
     /// by [`Recorder::finish`].
     pub fn new(inner: Arc<dyn Transport>, paths: PathMap, secrets: Vec<String>) -> Self {
         Recorder {

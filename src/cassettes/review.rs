@@ -101,7 +101,7 @@ pub fn cassette_summary(old: Option<&Cassette>, new: &Cassette) -> String {
     }
     let (o, n) = (old.interactions.len(), new.interactions.len());
     if n > o {
-        differences.extend(tracker.extra_request(o));
+        differences.push(tracker.extra_request(o, o));
     } else if n < o {
         differences.extend(tracker.missing_requests(n, o));
     }

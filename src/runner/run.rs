@@ -21,7 +21,7 @@ use super::{PlannedRun, Reporter, RunOptions, RunnerEvent, SuiteState, errored};
 
 /// The rules a replay compares with: the task's own, after the built-in ones.
 fn compare_rules(run: &PlannedRun) -> Result<Vec<NormalizeRule>, String> {
-    let mut rules = crate::cassettes::noise::default_rules();
+    let mut rules = crate::cassettes::noise::rules(run.task.normalize_defaults);
     for rule in &run.task.normalize {
         rules.push(
             NormalizeRule::new(&rule.pattern, rule.replacement.clone())
@@ -186,7 +186,7 @@ pub(super) async fn run_one(
         );
     }
     if !findings.differences.is_empty() {
-        let text = divergence::render_markdown(&findings.differences);
+        let text = divergence::markdown(&run.label(), &findings.differences);
         if let Err(e) = reports::write_run_file(&options.report_dir, &record, "divergence.md", text)
         {
             add_note(

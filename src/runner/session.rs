@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::agent::StopCause;
 use crate::cassettes::compare::PathMap;
 use crate::cassettes::divergence::{self, Difference, DivergenceTracker};
-use crate::cassettes::format::{BASH_OUTPUT_PLACEHOLDER, Cassette, CassetteHeader};
+use crate::cassettes::format::{BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader};
 use crate::cassettes::recorder::write_cassette;
 use crate::cassettes::{
     CassetteError, CassettePlan, NormalizeRule, OnDivergence, Player, Recorder, Rerecorder,
@@ -57,7 +57,7 @@ pub(super) type OpenError = (&'static str, String);
 pub(super) fn path_map(workspace: &Path, bash_dir: &Path, placeholder: &str) -> PathMap {
     PathMap::new()
         .with(workspace, placeholder)
-        .with(bash_dir, BASH_OUTPUT_PLACEHOLDER)
+        .with(bash_dir, BASH_OUTPUT_DIR_PLACEHOLDER)
 }
 
 impl Session {
@@ -181,9 +181,19 @@ impl Session {
         let Some(player) = self.player() else {
             return Vec::new();
         };
-        divergence::settings_notice(&player.cassette().header, "pi", edit_strategy)
-            .into_iter()
-            .collect()
+        let header = &player.cassette().header;
+        divergence::setup_mismatch(
+            divergence::ReplaySetup {
+                tool_profile: &header.tool_profile,
+                edit_strategy: &header.edit_strategy,
+            },
+            divergence::ReplaySetup {
+                tool_profile: "pi",
+                edit_strategy,
+            },
+        )
+        .into_iter()
+        .collect()
     }
 
     /// What the replay found, once the agent stopped with `stop`.
@@ -202,7 +212,7 @@ impl Session {
             differences.extend(tracker.compare(m.interaction, &m.recorded, &m.now));
         }
         if let Some(index) = player.extra_request() {
-            differences.extend(tracker.extra_request(index));
+            differences.push(tracker.extra_request(index, cassette.interactions.len()));
         }
         let unused = player.unused_interactions();
         // A provider failure (the cassette's own error included) explains a short run; any other
@@ -227,8 +237,8 @@ impl Session {
         };
         let replay = ReplayInputs {
             divergences: u32::try_from(differences.len()).unwrap_or(u32::MAX),
-            first_kind: differences.first().map(|d| d.kind.name().to_owned()),
-            first_turn: differences.first().map(|d| d.turn),
+            first_kind: divergence::first_kind(&differences).map(|k| k.as_str().to_owned()),
+            first_turn: divergence::first_turn(&differences),
             summary: (!differences.is_empty()).then(|| divergence::summary_line(&differences)),
             recorded: cassette.header.outcome.clone(),
             unused_interactions: u32::try_from(unused).unwrap_or(u32::MAX),

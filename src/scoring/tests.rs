@@ -44,6 +44,7 @@ fn task() -> Task {
         limits: Limits::default(),
         tags: vec!["python".into()],
         normalize: vec![],
+        normalize_defaults: true,
     }
 }
 

@@ -60,6 +60,10 @@ pub struct TaskFile {
     pub tags: Vec<String>,
     #[serde(default)]
     pub normalize: Vec<NormalizeRule>,
+    /// `false` turns off the built-in rules for volatile tool output (default: the suite's
+    /// setting, else on).
+    #[serde(default)]
+    pub normalize_defaults: Option<bool>,
 }
 
 /// `defaults.yaml` as written. A task's own fields override these; tags and normalize rules add up.
@@ -76,6 +80,10 @@ pub struct SuiteDefaults {
     pub tags: Vec<String>,
     #[serde(default)]
     pub normalize: Vec<NormalizeRule>,
+    /// `false` turns off the built-in rules for volatile tool output for every task that does
+    /// not set `normalize_defaults` itself.
+    #[serde(default)]
+    pub normalize_defaults: Option<bool>,
     /// Timeout of command checks that set none.
     #[serde(default)]
     pub checks_timeout_seconds: Option<u64>,
@@ -177,6 +185,9 @@ pub struct Task {
     pub tags: Vec<String>,
     /// Suite rules first, then the task's; every pattern compiles.
     pub normalize: Vec<NormalizeRule>,
+    /// Whether the built-in rules for volatile tool output (`cassettes::noise`) apply before
+    /// `normalize`: the task's `normalize_defaults`, else the suite's, else `true`.
+    pub normalize_defaults: bool,
 }
 
 /// A validated check.
@@ -500,6 +511,10 @@ fn validate(
         },
         tags,
         normalize,
+        normalize_defaults: raw
+            .normalize_defaults
+            .or(defaults.normalize_defaults)
+            .unwrap_or(true),
     })
 }
 

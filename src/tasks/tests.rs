@@ -81,6 +81,60 @@ fn a_good_task_loads_with_defaults_filled_in() {
     assert_eq!(task.limits.max_tokens, None);
     assert_eq!(task.tags, ["python", "edit"]);
     assert_eq!(task.normalize[0].pattern, "\\d+ms");
+    assert!(
+        task.normalize_defaults,
+        "the built-in rules are on by default"
+    );
+}
+
+#[test]
+fn normalize_defaults_comes_from_the_task_else_the_suite_else_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = |id: &str, extra: &str| {
+        task_dir(
+            dir.path(),
+            id,
+            &format!("id: {id}\nprompt: p\nchecks: [{{run: 'true'}}]\n{extra}"),
+        )
+    };
+    task("inherits", "");
+    task("off", "normalize_defaults: false\n");
+    task("on", "normalize_defaults: true\n");
+    let flags = |dir: &Path| {
+        load_suite(dir)
+            .unwrap()
+            .tasks
+            .iter()
+            .map(|t| (t.id.clone(), t.normalize_defaults))
+            .collect::<Vec<_>>()
+    };
+    let owned = |v: &[(&str, bool)]| {
+        v.iter()
+            .map(|(id, on)| ((*id).to_owned(), *on))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        flags(dir.path()),
+        owned(&[("inherits", true), ("off", false), ("on", true)])
+    );
+    write(
+        &dir.path().join(DEFAULTS_FILE),
+        "normalize_defaults: false\n",
+    );
+    assert_eq!(
+        flags(dir.path()),
+        owned(&[("inherits", false), ("off", false), ("on", true)])
+    );
+    // A wrong type is a schema problem naming the field.
+    task("bad", "normalize_defaults: nope\n");
+    let err = load_suite(dir.path()).unwrap_err();
+    assert!(
+        messages(&err.problems)
+            .iter()
+            .any(|m| m
+                .ends_with("bad/task.yaml: normalize_defaults: expected boolean, got \"nope\"")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -224,7 +278,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         .collect();
     let expected = [
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
-        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize",
+        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
         "dup-2/task.yaml: id: duplicate id 'same' (also used by dup-1/task.yaml)",
         "empty/task.yaml: missing task.yaml",
@@ -310,7 +364,7 @@ fn a_bad_defaults_file_is_reported() {
     let err = load_suite(dir.path()).unwrap_err();
     assert!(
         err.problems[0].to_string().ends_with(
-            "defaults.yaml: unknown field 'prompt', expected one of system_prompt, tools, limits, tags, normalize, checks_timeout_seconds"
+            "defaults.yaml: unknown field 'prompt', expected one of system_prompt, tools, limits, tags, normalize, normalize_defaults, checks_timeout_seconds"
         ),
         "{}",
         err.problems[0]
@@ -341,6 +395,7 @@ fn named(id: &str, tags: &[&str]) -> Task {
         limits: Limits::default(),
         tags: tags.iter().map(|t| t.to_string()).collect(),
         normalize: vec![],
+        normalize_defaults: true,
     }
 }
 

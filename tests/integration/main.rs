@@ -13,3 +13,4 @@ mod reports;
 mod retry;
 mod run;
 mod tasks;
+mod volatile;

@@ -73,25 +73,25 @@ fn cassette_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The records of the newest report under `root/reports`, read back from its `runs.csv`.
-fn report_rows(root: &Path) -> Vec<csv::StringRecord> {
+/// The newest report folder under `root/reports`.
+fn newest_report(root: &Path) -> PathBuf {
     let mut folders: Vec<PathBuf> = std::fs::read_dir(root.join("reports"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     folders.sort();
-    let folder = folders.pop().unwrap();
+    folders.pop().unwrap()
+}
+
+/// The rows of the newest report's `runs.csv`.
+fn report_rows(root: &Path) -> Vec<csv::StringRecord> {
+    let folder = newest_report(root);
     let mut reader = csv::Reader::from_path(folder.join("runs.csv")).unwrap();
     reader.records().map(Result::unwrap).collect()
 }
 
 fn column(root: &Path, name: &str) -> usize {
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(root.join("reports"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    folders.sort();
-    let folder = folders.pop().unwrap();
+    let folder = newest_report(root);
     let mut reader = csv::Reader::from_path(folder.join("runs.csv")).unwrap();
     reader
         .headers()
@@ -106,7 +106,6 @@ fn column(root: &Path, name: &str) -> usize {
 /// rewritten as if they had been made with a tool whose success text said "applied" where
 /// today's says "replaced": for the comparison that is the same as changing today's tool.
 #[test]
-#[ignore = "waits for the conversation-aware divergence classifier (tool_result kinds)"]
 fn an_edit_text_change_drifts_with_every_outcome_held() {
     let project = shipped_copy();
     let root = project.path();
@@ -161,7 +160,7 @@ fn an_edit_text_change_drifts_with_every_outcome_held() {
     }
     assert_eq!(drifted, with_edits, "every run with an edit drifted");
     // The run folder explains each difference with a diff of the changed result.
-    let report = root.join("reports");
+    let report = newest_report(root);
     let divergence_mds: Vec<PathBuf> = walk(&report)
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "divergence.md"))
