@@ -27,9 +27,11 @@ use crate::providers::retry::{RetryPolicy, RetryStats, Retrying};
 use crate::providers::transport::Transport;
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings, RequestOptions};
 use crate::reports::{self, RunArtifacts};
+use crate::sandbox::secrets::Redactor;
+use crate::sandbox::{Sandbox, Scratch};
 use crate::scoring::{self, RunRecord, ScoreInputs};
 use crate::tasks::Task;
-use crate::tools::{ToolContext, ToolSet, bash, edit};
+use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
 pub use plan::{PlanError, PlannedRun, plan_runs, recorded_models};
@@ -52,10 +54,16 @@ pub struct RunOptions {
     pub base_url: Option<String>,
     pub epochs: u32,
     pub catalog: Arc<Catalog>,
-    /// Looks up environment variables for API keys (the process environment in the CLI).
+    /// Looks up environment variables for API keys (the CLI: the sealed keys, then the
+    /// environment).
     pub key_env: KeyLookup,
-    /// The environment agent commands and checks run with (already scrubbed of secrets).
+    /// The allow-listed environment agent commands and checks start from; each run adds its
+    /// `HOME`, `TMPDIR` and the task's declared variables ([`crate::sandbox::env`]).
     pub command_env: Arc<Vec<(String, String)>>,
+    /// The sandbox tier the agent's commands and tools run under.
+    pub sandbox: Sandbox,
+    /// Removes secret values from transcripts and diffs (the run's key is added per run).
+    pub redactor: Redactor,
     pub retry: RetryPolicy,
     pub request: RequestOptions,
     /// Stop starting runs once this many dollars are spent.
@@ -64,7 +72,8 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
-    /// the process environment for keys, its scrubbed copy for commands.
+    /// the process environment for keys, its allow-listed part for commands, the default sandbox
+    /// (`isolated` where bubblewrap works, else `workspace`).
     pub fn new(cassettes_dir: PathBuf, report_dir: PathBuf) -> Self {
         RunOptions {
             cassettes_dir,
@@ -80,7 +89,9 @@ impl RunOptions {
             epochs: 1,
             catalog: Arc::new(Catalog::default()),
             key_env: Arc::new(|k| std::env::var(k).ok()),
-            command_env: Arc::new(bash::scrubbed_env(std::env::vars())),
+            command_env: Arc::new(crate::sandbox::env::base_env(std::env::vars())),
+            sandbox: Sandbox::detect(None),
+            redactor: Redactor::default(),
             retry: RetryPolicy::default(),
             request: RequestOptions::default(),
             max_cost: None,
@@ -275,12 +286,21 @@ impl RunTransport {
 }
 
 /// Rules every replay applies on top of the task's: bash's full-output file name is random and
-/// lives outside the workspace, so it is compared as a placeholder.
+/// lives outside the workspace, so it is compared as a placeholder; so are the run's scratch
+/// folders (the commands' `HOME` and `TMPDIR`).
 fn builtin_rules() -> Vec<NormalizeRule> {
     vec![
         NormalizeRule::new(
             r"[^\s\]]*pi-bash-[0-9a-f]{16}\.log",
             "<bash-output>/pi-bash.log",
+        )
+        .expect("valid built-in rule"),
+        NormalizeRule::new(
+            &format!(
+                r"/[^\s'\x22]*/{}[A-Za-z0-9]+",
+                crate::sandbox::SCRATCH_PREFIX
+            ),
+            "<run-scratch>",
         )
         .expect("valid built-in rule"),
     ]
@@ -368,6 +388,8 @@ async fn run_one(
         Ok(ws) => ws,
         Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
     };
+    // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
+    let redactor = options.redactor.with(spec.api_key.iter());
     let transport = match open_transport(plan, run, workspace.path(), &spec.api_key) {
         Ok(transport) => transport,
         Err((kind, reason)) => return errored(run, kind, reason),
@@ -396,14 +418,31 @@ async fn run_one(
         Ok(set) => Arc::new(set),
         Err(e) => return errored(run, "setup", e.to_string()),
     };
-    let bash_logs = match tempfile::Builder::new().prefix("harness-bash-").tempdir() {
+    let scratch = match Scratch::new() {
         Ok(dir) => dir,
         Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
     };
+    let jail = options
+        .sandbox
+        .jail(workspace.path())
+        .with_scratch(&scratch);
+    // Under `isolated` the run's tmp folder is the commands' private /tmp.
+    let tmpdir = if jail.tmp_is_private() {
+        Path::new("/tmp")
+    } else {
+        scratch.tmp()
+    };
+    let command_env = Arc::new(crate::sandbox::env::run_env(
+        &options.command_env,
+        scratch.home(),
+        tmpdir,
+        &task.env,
+    ));
     let mut ctx = ToolContext::new(workspace.path());
-    ctx.temp_dir = bash_logs.path().to_path_buf();
+    ctx.temp_dir = scratch.logs().to_path_buf();
     ctx.edit_strategy = strategy.clone();
-    ctx.env = options.command_env.clone();
+    ctx.env = command_env.clone();
+    ctx.jail = jail.clone();
 
     let system_prompt = task
         .system_prompt
@@ -425,8 +464,8 @@ async fn run_one(
     // The provider holds the transport; let it go before finishing a recording.
     drop(agent);
 
-    let checks = scoring::run_checks(&task, workspace.path(), &options.command_env).await;
-    let diff = match workspace.diff() {
+    let checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+    let diff = match workspace.diff(diff_deadline(started, &task.limits)) {
         Ok(diff) => diff,
         Err(e) => crate::workspace::WorkspaceDiff {
             unified: format!("(the diff could not be computed: {e})\n"),
@@ -479,6 +518,7 @@ async fn run_one(
             diff: &diff,
             system_prompt: Some(&system_prompt),
         },
+        &redactor,
     ) {
         add_note(
             &mut record,
@@ -515,8 +555,17 @@ async fn run_one(
         let kept = workspace.into_kept_path();
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
     }
-    drop(bash_logs);
+    drop(scratch);
     record
+}
+
+/// When the workspace diff must be done: the run's wall-time limit, but at least a second from
+/// now so a run that used its whole limit still gets a (possibly partial) diff.
+fn diff_deadline(started: Instant, limits: &crate::agent::Limits) -> Instant {
+    const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+    const NO_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+    let end = started + limits.max_wall.unwrap_or(NO_LIMIT);
+    end.max(Instant::now() + MIN_DIFF_TIME)
 }
 
 /// Appends a line to the record's detail text.

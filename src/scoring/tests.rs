@@ -44,6 +44,7 @@ fn task() -> Task {
         limits: Limits::default(),
         tags: vec!["python".into()],
         normalize: vec![],
+        env: vec![],
     }
 }
 
@@ -286,6 +287,8 @@ fn score_builds_the_whole_record() {
         files_changed: 1,
         lines_added: 2,
         lines_removed: 1,
+
+        ..Default::default()
     };
     let rec = score(
         &task(),

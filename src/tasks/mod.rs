@@ -7,8 +7,12 @@
 //! [`Task`] (checks resolved, paths checked, regexes compiled, ids unique). Every problem of every
 //! file is collected, each naming the file and the field, so one run shows them all.
 //!
-//! Depends on `agent` (for [`crate::agent::Limits`]) and `tools` (for
-//! [`crate::tools::ToolSetSpec`]) only; never on the workspace, scoring, reports or runner.
+//! A fixture whose symlinks point outside `repo/` (or are absolute, so a workspace copy would
+//! still point at the original) is refused.
+//!
+//! Depends on `agent` (for [`crate::agent::Limits`]), `tools` (for [`crate::tools::ToolSetSpec`])
+//! and `sandbox` (env names, symlink confinement) only; never on the workspace, scoring, reports
+//! or runner.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,6 +64,9 @@ pub struct TaskFile {
     pub tags: Vec<String>,
     #[serde(default)]
     pub normalize: Vec<NormalizeRule>,
+    /// Variables for the agent's commands and the checks, on top of the harness's allow-list.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// `defaults.yaml` as written. A task's own fields override these; tags and normalize rules add up.
@@ -177,6 +184,8 @@ pub struct Task {
     pub tags: Vec<String>,
     /// Suite rules first, then the task's; every pattern compiles.
     pub normalize: Vec<NormalizeRule>,
+    /// Declared variables for the agent's commands and the checks, sorted by name.
+    pub env: Vec<(String, String)>,
 }
 
 /// A validated check.
@@ -479,6 +488,32 @@ fn validate(
         .unwrap_or_default()
         .or(defaults.limits.unwrap_or_default())
         .or(LimitsFile::BUILT_IN);
+    for name in raw.env.keys() {
+        if !crate::sandbox::env::is_valid_name(name) {
+            problems.push(TaskProblem::new(
+                file,
+                Some(format!("env.{name}")),
+                "not a valid variable name (letters, digits and `_`, not starting with a digit)",
+            ));
+        } else if crate::sandbox::env::RESERVED.contains(&name.as_str()) {
+            problems.push(TaskProblem::new(
+                file,
+                Some(format!("env.{name}")),
+                "set by the harness for every run; a task cannot declare it",
+            ));
+        }
+    }
+    for link in crate::sandbox::confine::escaping_links(&folder.join("repo")) {
+        problems.push(TaskProblem::new(
+            &folder.join("repo").join(&link.link),
+            None,
+            format!(
+                "this symlink points outside the fixture (-> {}); a workspace copy would reach \
+                 the original files (make it relative, inside repo/, or copy the file in)",
+                link.target.display()
+            ),
+        ));
+    }
     let mut tags = defaults.tags.clone();
     for tag in raw.tags {
         if !tags.contains(&tag) {
@@ -500,6 +535,7 @@ fn validate(
         },
         tags,
         normalize,
+        env: raw.env.into_iter().collect(),
     })
 }
 

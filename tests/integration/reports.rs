@@ -22,6 +22,7 @@ fn task(id: &str) -> Task {
         limits: Limits::default(),
         tags: vec![],
         normalize: vec![],
+        env: vec![],
     }
 }
 
