@@ -137,6 +137,12 @@ pub(crate) fn print_data(text: &str) {
     let _ = print_line(text);
 }
 
+/// Prints `warning: {message}` to stderr; a closed stderr is no reason to stop (or panic).
+pub(crate) fn warn(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
+}
+
 /// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
 pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
     eprintln!("error: {message}");

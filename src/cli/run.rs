@@ -146,7 +146,7 @@ pub fn run(args: RunArgs, vault: Arc<Vault>) -> ExitCode {
     };
     let sandbox = Sandbox::detect(args.sandbox);
     if let Some(notice) = sandbox.notice() {
-        eprintln!("warning: {notice}");
+        super::warn(notice);
     }
     let code = runtime.block_on(run_async(args, vault, sandbox.clone()));
     // Whatever a command of this invocation left running ends with the harness.

@@ -80,7 +80,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     };
     let sandbox = crate::sandbox::Sandbox::detect(Some(args.sandbox));
     if let Some(notice) = sandbox.notice() {
-        eprintln!("warning: {notice}");
+        super::warn(notice);
     }
     let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
     let runtime = match super::runtime() {
@@ -94,7 +94,9 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
         sandbox,
     };
     if args.batch {
-        return runtime.block_on(run_batch(&tools, &default_cwd, &settings));
+        let code = runtime.block_on(run_batch(&tools, &default_cwd, &settings));
+        settings.sandbox.kill_all();
+        return code;
     }
 
     let name = args.name.as_deref().unwrap_or_default();
@@ -124,6 +126,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     }
     let ctx = settings.context(&default_cwd);
     let result = runtime.block_on(tools.call(name, call_args, &ctx));
+    settings.sandbox.kill_all();
     match super::print_line(&settings.render(result)) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the result: {e}")),

@@ -1,10 +1,14 @@
 //! The environment of the agent's commands (bash calls and checks), built from an allow-list,
 //! never from the host's environment minus a deny-list:
 //!
-//! * from the host: `PATH`, `LANG`, `LC_ALL`, `TERM` (when set), and where the Rust toolchain
-//!   lives (`RUSTUP_HOME`, `CARGO_HOME`, `RUSTUP_TOOLCHAIN`; the first two default to `~/.rustup`
-//!   and `~/.cargo` of the host when those exist, since `HOME` changes and rustup's `cargo` proxy
-//!   would otherwise find no toolchain);
+//! * from the host: `PATH`, `LANG`, `LC_ALL`, `TERM` (when set), and where toolchain managers
+//!   keep their toolchains ([`TOOLCHAIN_HOMES`]: `RUSTUP_HOME`, `CARGO_HOME`, `PYENV_ROOT`,
+//!   `NVM_DIR`, each defaulting to its folder in the host's home when that exists, since `HOME`
+//!   changes and rustup's `cargo` or pyenv's `python3` shims would otherwise find no toolchain;
+//!   and `RUSTUP_TOOLCHAIN`, `PYENV_VERSION` when set);
+//! * set by the harness: `PYTHONDONTWRITEBYTECODE=1` (Python's bytecode cache compares source
+//!   mtimes in whole seconds, so an edit of the same size within a second of a test run would
+//!   run the stale code);
 //! * per run: `HOME` and `TMPDIR`, fresh folders of the run (see [`super::Scratch`]);
 //! * what the task declares (`env:` in `task.yaml`), last, so a task may override `PATH`.
 //!
@@ -13,7 +17,22 @@
 use std::path::Path;
 
 /// Variables passed through from the host when set.
-pub const PASSED_THROUGH: [&str; 5] = ["PATH", "LANG", "LC_ALL", "TERM", "RUSTUP_TOOLCHAIN"];
+pub const PASSED_THROUGH: [&str; 6] = [
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_VERSION",
+];
+
+/// Toolchain managers' home variables and their default folder under the host's home.
+pub const TOOLCHAIN_HOMES: [(&str, &str); 4] = [
+    ("RUSTUP_HOME", ".rustup"),
+    ("CARGO_HOME", ".cargo"),
+    ("PYENV_ROOT", ".pyenv"),
+    ("NVM_DIR", ".nvm"),
+];
 
 /// Variables a task may not declare: the harness sets them per run.
 pub const RESERVED: [&str; 3] = ["HOME", "TMPDIR", super::process::TAG_VAR];
@@ -39,8 +58,9 @@ pub fn base_env(host: impl IntoIterator<Item = (String, String)>) -> Vec<(String
             None => {}
         }
     }
+    env.push(("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned()));
     let home = get("HOME");
-    for (name, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+    for (name, dir) in TOOLCHAIN_HOMES {
         let value = get(name).or_else(|| {
             let home = home.as_ref()?;
             let candidate = Path::new(home).join(dir);
@@ -116,9 +136,18 @@ mod tests {
         ]);
         let env = base_env(host);
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, ["PATH", "TERM", "CARGO_HOME", "HOME"]);
         assert_eq!(
-            env[2].1,
+            names,
+            [
+                "PATH",
+                "TERM",
+                "PYTHONDONTWRITEBYTECODE",
+                "CARGO_HOME",
+                "HOME"
+            ]
+        );
+        assert_eq!(
+            env[3].1,
             home.path().join(".cargo").to_string_lossy().into_owned()
         );
     }

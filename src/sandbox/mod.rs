@@ -320,7 +320,9 @@ fn hidden_home() -> Option<PathBuf> {
     (home != Path::new("/") && home.is_dir()).then_some(home)
 }
 
-/// What must stay readable under the hidden home: the Rust toolchain and PATH entries.
+/// What must stay readable under the hidden home: the toolchain homes, and for each PATH entry
+/// under it the home's folder that holds it (`~/.pyenv` for `~/.pyenv/shims`: a shim needs the
+/// rest of its tool).
 fn kept_under_home() -> Vec<PathBuf> {
     let Some(home) = hidden_home() else {
         return Vec::new();
@@ -328,19 +330,30 @@ fn kept_under_home() -> Vec<PathBuf> {
     let mut keep: Vec<PathBuf> = Vec::new();
     let base = env::base_env(std::env::vars());
     for (k, v) in &base {
-        let dirs: Vec<PathBuf> = match k.as_str() {
-            "PATH" => std::env::split_paths(v).collect(),
-            "RUSTUP_HOME" | "CARGO_HOME" => vec![PathBuf::from(v)],
-            _ => continue,
+        let dirs: Vec<PathBuf> = if k == "PATH" {
+            std::env::split_paths(v).collect()
+        } else if env::TOOLCHAIN_HOMES.iter().any(|(name, _)| name == k) {
+            vec![PathBuf::from(v)]
+        } else {
+            continue;
         };
         for d in dirs {
-            if let Ok(real) = d.canonicalize() {
-                if real.starts_with(&home) && real != home && !keep.contains(&real) {
-                    keep.push(real);
-                }
+            let Ok(real) = d.canonicalize() else {
+                continue;
+            };
+            let Ok(rest) = real.strip_prefix(&home) else {
+                continue;
+            };
+            let Some(first) = rest.components().next() else {
+                continue;
+            };
+            let top = home.join(first);
+            if !keep.contains(&top) {
+                keep.push(top);
             }
         }
     }
+    keep.sort();
     keep
 }
 

@@ -9,4 +9,5 @@ mod providers_more;
 mod reports;
 mod retry;
 mod run;
+mod sandbox;
 mod tasks;
