@@ -598,6 +598,54 @@ new file mode 100644
     }
 
     #[test]
+    fn a_large_rewrite_is_summarised_with_linear_counts() {
+        let fixture = tempfile::tempdir().unwrap();
+        let lines = 60_000;
+        let old: String = (0..lines).map(|i| format!("line {i} original\n")).collect();
+        write(&fixture.path().join("big.txt"), &old);
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let new: String = (0..lines).map(|i| format!("line {i} changed!\n")).collect();
+        std::fs::write(ws.path().join("big.txt"), &new).unwrap();
+        assert!(old.len() > TEXT_DIFF_MAX_BYTES);
+        let diff = ws.diff(far()).unwrap();
+        assert_eq!(diff.files_changed, 1);
+        assert_eq!((diff.lines_added, diff.lines_removed), (lines, lines));
+        assert!(!diff.timed_out);
+        assert!(
+            diff.unified.starts_with(
+                "diff --git a/big.txt b/big.txt\nLarge files a/big.txt and b/big.txt differ ("
+            ),
+            "{}",
+            diff.unified
+        );
+        assert!(diff.unified.contains("60000 lines added, 60000 removed"));
+        assert!(diff.unified.len() < 300);
+    }
+
+    #[test]
+    fn linear_counts_are_exact_for_separate_changes() {
+        let old = b"a\nb\nc\nd\ne\n";
+        assert_eq!(linear_line_counts(old, b"a\nB\nc\nd\nE\n"), (2, 2));
+        assert_eq!(linear_line_counts(old, b"a\nb\nc\nd\ne\nf\n"), (1, 0));
+        assert_eq!(linear_line_counts(b"", b"x\ny"), (2, 0));
+        assert_eq!(linear_line_counts(old, b""), (0, 5));
+    }
+
+    #[test]
+    fn a_passed_deadline_lists_the_files_without_diffing_them() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        std::fs::write(ws.path().join("README.md"), "changed\n").unwrap();
+        let diff = ws.diff(Instant::now()).unwrap();
+        assert!(diff.timed_out);
+        assert_eq!(diff.files_changed, 1);
+        assert_eq!(
+            diff.unified,
+            "diff --git a/README.md b/README.md\nFiles a/README.md and b/README.md differ (not diffed: the run's time limit was reached)\n"
+        );
+    }
+
+    #[test]
     fn a_mode_change_is_shown() {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
