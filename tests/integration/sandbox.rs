@@ -271,6 +271,43 @@ async fn secrets_never_reach_the_agent_under_isolated() {
 }
 
 #[tokio::test]
+async fn key_values_are_redacted_from_transcripts_and_reports() {
+    // The model itself repeats the key in use (it could only have guessed it): the transcript
+    // and the reports show `[REDACTED]`.
+    let key = "llm-access-fake-value-7d1c0ffee";
+    let script = testkit::parse_script(
+        &format!(
+            "turns:\n  - text: 'the key is {key} and MY_SECRET is my-secret-fake-value-41424344'\n"
+        ),
+        "echo-key.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = secret_suite(dir.path(), &server.base_url());
+    let reports = dir.path().join("reports");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.arg("run")
+        .arg(&suite)
+        .args(["--cassette-mode", "live", "--model", "fake/scripted"])
+        .arg("--reports")
+        .arg(&reports)
+        .current_dir(dir.path())
+        .envs(SECRETS);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let transcript = walk_text(&reports, "transcript.md") + &walk_text(&reports, "transcript.json");
+    assert!(
+        transcript.contains("the key is [REDACTED] and MY_SECRET is [REDACTED]"),
+        "{stderr}\n{transcript}"
+    );
+    assert!(!transcript.contains(key));
+    assert!(!transcript.contains("my-secret-fake-value"));
+}
+
+#[tokio::test]
 async fn the_harness_environment_holds_no_key_after_sealing() {
     // `harness tool` seals too: its bash reads the harness's own environ.
     let dir = tempfile::tempdir().unwrap();
