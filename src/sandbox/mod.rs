@@ -139,8 +139,7 @@ impl Sandbox {
             sandbox: self.clone(),
             mounts: process::Mounts {
                 root: Some(root.to_path_buf()),
-                home: None,
-                tmp: None,
+                ..Default::default()
             },
         }
     }
@@ -181,10 +180,13 @@ impl Jail {
     }
 
     /// This jail with the run's scratch folders: commands write `HOME` there and, under
-    /// `isolated`, see its `tmp/` as their private `/tmp`.
+    /// `isolated`, see its `tmp/` as their private `/tmp`; bash's full-output files (`logs/`)
+    /// stay readable by the commands and the file tools, so Pi's "Full output: …" notice can be
+    /// followed.
     pub fn with_scratch(mut self, scratch: &Scratch) -> Jail {
         self.mounts.home = Some(scratch.home().to_path_buf());
         self.mounts.tmp = Some(scratch.tmp().to_path_buf());
+        self.mounts.logs = Some(scratch.logs().to_path_buf());
         self
     }
 
@@ -204,12 +206,22 @@ impl Jail {
     }
 
     /// `Ok` when a file tool may use `abs`: always under `none`; otherwise only if it resolves
-    /// (symlinks followed) inside the workspace.
+    /// (symlinks followed) inside the workspace or the run's bash output folder.
     pub fn check_path(&self, abs: &Path) -> Result<(), OutsideWorkspace> {
         let Some(root) = &self.mounts.root else {
             return Ok(());
         };
-        if self.sandbox.tier == Tier::None || confine::is_inside(abs, root) {
+        if self.sandbox.tier == Tier::None {
+            return Ok(());
+        }
+        let real = confine::resolve_real(abs);
+        if real.starts_with(root)
+            || self
+                .mounts
+                .logs
+                .as_ref()
+                .is_some_and(|l| real.starts_with(l))
+        {
             return Ok(());
         }
         Err(OutsideWorkspace {

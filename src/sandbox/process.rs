@@ -97,6 +97,8 @@ pub(crate) struct Mounts {
     pub(crate) root: Option<PathBuf>,
     pub(crate) home: Option<PathBuf>,
     pub(crate) tmp: Option<PathBuf>,
+    /// bash's full-output files, readable (not writable) so the agent can follow Pi's notice.
+    pub(crate) logs: Option<PathBuf>,
 }
 
 impl Bwrap {
@@ -127,6 +129,9 @@ impl Bwrap {
         }
         for dir in [&mounts.root, &mounts.home].into_iter().flatten() {
             a.extend(["--bind".into(), dir.into(), dir.into()]);
+        }
+        if let Some(logs) = &mounts.logs {
+            a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
         }
         a.extend(["--chdir".into(), cwd.into()]);
         a
@@ -278,6 +283,7 @@ mod tests {
             root: Some("/tmp/ws".into()),
             home: Some("/tmp/run/home".into()),
             tmp: Some("/tmp/run/tmp".into()),
+            logs: Some("/tmp/run/logs".into()),
         };
         let args: Vec<String> = b
             .args(&mounts, Path::new("/tmp/ws"))
@@ -295,7 +301,7 @@ mod tests {
                 "--die-with-parent --unshare-all --new-session --cap-drop ALL --ro-bind / / \
                  --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
                  --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
-                 --chdir /tmp/ws"
+                 --ro-bind /tmp/run/logs /tmp/run/logs --chdir /tmp/ws"
             )
         );
     }

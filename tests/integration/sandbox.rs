@@ -714,6 +714,50 @@ async fn the_full_output_file_of_yes_is_capped() {
     assert!(size > cap && size < cap + 200, "{size}");
 }
 
+#[tokio::test]
+async fn the_full_output_file_can_be_read_back_in_every_tier() {
+    // Pi's notice tells the model to read the file: it stays reachable under confinement.
+    let mut sandboxes = vec![Sandbox::detect(Some(Tier::Workspace))];
+    if let Some(isolated) =
+        isolated_or_skip("the_full_output_file_can_be_read_back_in_every_tier (isolated)")
+    {
+        sandboxes.push(isolated);
+    }
+    for sandbox in sandboxes {
+        let (_dir, ws, _outside) = workspace_and_outside();
+        let scratch = Scratch::new().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let result = call(&ctx, "bash", json!({"command": "seq 1 3000"})).await;
+        let path = result.details.as_ref().unwrap()["fullOutputPath"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let read = call(&ctx, "read", json!({"path": path, "limit": 2})).await;
+        assert!(
+            text(&read).starts_with("1\n2"),
+            "{}: {}",
+            sandbox.name(),
+            text(&read)
+        );
+        let tail = call(
+            &ctx,
+            "bash",
+            json!({"command": format!("tail -n 1 {path}")}),
+        )
+        .await;
+        assert_eq!(text(&tail), "3000\n", "{}", sandbox.name());
+        let write = call(
+            &ctx,
+            "bash",
+            json!({"command": format!("echo x >> {path} && echo wrote")}),
+        )
+        .await;
+        if sandbox.tier() == Tier::Isolated {
+            assert!(write.is_error, "the log is read-only under isolated");
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Point 8: Pi fidelity, through the binary
 // ------------------------------------------------------------------------------------------------
