@@ -218,7 +218,7 @@ fn clock_ticks_per_second() -> f64 {
 /// The per-run work that does not depend on the model: workspace, check, diff.
 async fn fixed_cost(task: &Arc<Task>, runs: usize, jobs: usize) {
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs));
-    let env = Arc::new(harness::tools::bash::scrubbed_env(std::env::vars()));
+    let env = Arc::new(harness::sandbox::env::base_env(std::env::vars()));
     let handles: Vec<_> = (0..runs)
         .map(|_| {
             let (task, semaphore, env) = (task.clone(), semaphore.clone(), env.clone());
@@ -227,7 +227,9 @@ async fn fixed_cost(task: &Arc<Task>, runs: usize, jobs: usize) {
                 let workspace = Workspace::create(&task, false).unwrap();
                 let checks = scoring::run_checks(&task, workspace.path(), &env).await;
                 assert!(checks.iter().all(|c| c.passed), "{checks:?}");
-                workspace.diff().unwrap();
+                workspace
+                    .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))
+                    .unwrap();
             })
         })
         .collect();

@@ -4,6 +4,8 @@
 //! before it (never the other way):
 //!
 //! ```text
+//! sandbox               spawning the agent's commands under a sandbox tier, process-tree
+//!                       cleanup, output caps, the commands' environment, the harness's secrets
 //! conversation          provider-neutral messages, tool calls, usage, stop reasons
 //!   -> tools            the agent's tools (Pi's read, write, edit, bash, grep, find, ls)
 //!   -> providers        wire formats (Anthropic, OpenAI, ...), SSE, the HTTP transport seam
@@ -27,6 +29,7 @@ pub mod conversation;
 pub mod providers;
 pub mod reports;
 pub mod runner;
+pub mod sandbox;
 pub mod scoring;
 pub mod tasks;
 pub mod testkit;

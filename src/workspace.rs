@@ -25,6 +25,13 @@
 //! compares the folder now with that snapshot and renders a git-style unified diff (`a/` and
 //! `b/` prefixes, `/dev/null` for added and deleted files, binary files noted, not diffed).
 //!
+//! The diff is bounded, since it counts inside the run's wall-time limit: it stops at the
+//! deadline it is given (the files not reached are listed, [`WorkspaceDiff::timed_out`] is set);
+//! each text diff has its own time budget (past it the rest of the file is shown as removed and
+//! added); files over [`TEXT_DIFF_MAX_BYTES`] are summarised with line counts taken in linear
+//! time (common lines at both ends, then the rest counted without order); files over
+//! [`READ_MAX_BYTES`] are not read, only their size and a cheap comparison.
+//!
 //! Ignored by the diff (build output and caches a check or the agent may create, never the
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
 //! `.pytest_cache`, `.mypy_cache`, `.ruff_cache` or `.venv`, and `*.pyc` files.
@@ -35,8 +42,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use similar::{ChangeTag, TextDiff};
+use similar::{Algorithm, ChangeTag, TextDiff};
 
 use crate::tasks::Task;
 
@@ -59,6 +67,16 @@ pub const IGNORED_DIRS: [&str; 8] = [
     ".venv",
 ];
 
+/// Files larger than this (either side) are summarised, not diffed line by line.
+pub const TEXT_DIFF_MAX_BYTES: usize = 1024 * 1024;
+
+/// Files larger than this are not read by the diff: only their size is compared, and their
+/// bytes against the fixture's when the sizes match.
+pub const READ_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The time one file's line diff may take before the rest of it is shown as removed and added.
+pub const FILE_DIFF_BUDGET: Duration = Duration::from_millis(250);
+
 /// A failure to set up a workspace.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
@@ -77,8 +95,20 @@ pub enum WorkspaceError {
 /// One entry of a snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Entry {
-    File { bytes: Vec<u8>, mode: u32 },
-    Symlink { target: PathBuf },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    Symlink {
+        target: PathBuf,
+    },
+    /// A file over [`READ_MAX_BYTES`]: not read. `same` says whether its bytes equal the
+    /// fixture's file at the same path.
+    Unread {
+        len: u64,
+        mode: u32,
+        same: bool,
+    },
 }
 
 /// What the agent changed, as a unified diff and its counts.
@@ -89,6 +119,8 @@ pub struct WorkspaceDiff {
     pub files_changed: u32,
     pub lines_added: u32,
     pub lines_removed: u32,
+    /// The deadline passed before every changed file was diffed (those are listed, not diffed).
+    pub timed_out: bool,
 }
 
 /// A throwaway copy of a task's fixture. Removed on drop unless kept.
@@ -160,10 +192,12 @@ impl Workspace {
         self.path.clone()
     }
 
-    /// The diff between the fixture as copied and the folder now.
-    pub fn diff(&self) -> io::Result<WorkspaceDiff> {
-        let now = snapshot(&self.path)?;
-        Ok(diff_snapshots(&self.snapshot, &now))
+    /// The diff between the fixture as copied and the folder now, given up at `deadline` (see
+    /// the module docs).
+    pub fn diff(&self, deadline: Instant) -> io::Result<WorkspaceDiff> {
+        let mut now = BTreeMap::new();
+        walk(&self.path, "", &mut now, Some(&self.snapshot))?;
+        Ok(diff_snapshots(&self.snapshot, &now, deadline))
     }
 }
 
@@ -258,11 +292,18 @@ fn ignored(name: &str) -> bool {
 /// Every file and symlink under `root`, by `/`-separated relative path, ignored folders skipped.
 fn snapshot(root: &Path) -> io::Result<BTreeMap<String, Entry>> {
     let mut out = BTreeMap::new();
-    walk(root, "", &mut out)?;
+    walk(root, "", &mut out, None)?;
     Ok(out)
 }
 
-fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Entry>) -> io::Result<()> {
+/// Walks `dir` into `out`. With `fixture` (the diff's side), files over [`READ_MAX_BYTES`] are
+/// not read but compared with the fixture's file of the same path.
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    out: &mut BTreeMap<String, Entry>,
+    fixture: Option<&BTreeMap<String, Entry>>,
+) -> io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -278,35 +319,141 @@ fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Entry>) -> io::Resu
             out.insert(rel, Entry::Symlink { target });
         } else if kind.is_dir() {
             if !ignored(&name) {
-                walk(&entry.path(), &rel, out)?;
+                walk(&entry.path(), &rel, out, fixture)?;
             }
         } else if kind.is_file() && !name.ends_with(".pyc") {
-            let bytes = std::fs::read(entry.path())?;
             let mode = if meta.permissions().mode() & 0o111 != 0 {
                 0o100755
             } else {
                 0o100644
             };
+            if fixture.is_some() && meta.len() > READ_MAX_BYTES {
+                let same = match fixture.and_then(|f| f.get(&rel)) {
+                    Some(Entry::File { bytes, .. }) if bytes.len() as u64 == meta.len() => {
+                        same_bytes(&entry.path(), bytes)?
+                    }
+                    _ => false,
+                };
+                out.insert(
+                    rel,
+                    Entry::Unread {
+                        len: meta.len(),
+                        mode,
+                        same,
+                    },
+                );
+                continue;
+            }
+            let bytes = std::fs::read(entry.path())?;
             out.insert(rel, Entry::File { bytes, mode });
         }
     }
     Ok(())
 }
 
+/// Whether the file at `path` holds exactly `bytes` (read in chunks, never whole).
+fn same_bytes(path: &Path, bytes: &[u8]) -> io::Result<bool> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(at == bytes.len());
+        }
+        if at + n > bytes.len() || buf[..n] != bytes[at..at + n] {
+            return Ok(false);
+        }
+        at += n;
+    }
+}
+
 fn is_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8000)].contains(&0) || std::str::from_utf8(bytes).is_err()
 }
 
-fn entry_text(entry: &Entry) -> (Vec<u8>, u32) {
+fn entry_bytes(entry: &Entry) -> &[u8] {
     match entry {
-        Entry::File { bytes, mode } => (bytes.clone(), *mode),
-        Entry::Symlink { target } => (target.as_os_str().as_encoded_bytes().to_vec(), 0o120000),
+        Entry::File { bytes, .. } => bytes,
+        Entry::Symlink { target } => target.as_os_str().as_encoded_bytes(),
+        Entry::Unread { .. } => &[],
     }
+}
+
+fn mode_of(entry: &Entry) -> u32 {
+    match entry {
+        Entry::File { mode, .. } | Entry::Unread { mode, .. } => *mode,
+        Entry::Symlink { .. } => 0o120000,
+    }
+}
+
+/// Whether `old` (the fixture's) and `new` (now) differ.
+fn changed(old: Option<&Entry>, new: Option<&Entry>) -> bool {
+    match (old, new) {
+        (Some(Entry::File { mode: a, .. }), Some(Entry::Unread { mode: b, same, .. })) => {
+            !same || a != b
+        }
+        (a, b) => a != b,
+    }
+}
+
+/// Sizes in binary units, for the summaries.
+fn size_text(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+/// Lines added and removed between `old` and `new` in linear time: the lines common to both
+/// ends are set aside, the rest is counted as multisets (a moved line counts as unchanged).
+/// Exact for a rewrite, for one changed region and for changes far apart.
+fn linear_line_counts(old: &[u8], new: &[u8]) -> (u64, u64) {
+    fn split(b: &[u8]) -> Vec<&[u8]> {
+        b.split_inclusive(|c| *c == b'\n').collect()
+    }
+    let a = split(old);
+    let b = split(new);
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let a = &a[prefix..a.len() - suffix];
+    let b = &b[prefix..b.len() - suffix];
+    let mut counts: std::collections::HashMap<&[u8], i64> =
+        std::collections::HashMap::with_capacity(a.len());
+    for line in a {
+        *counts.entry(line).or_default() += 1;
+    }
+    for line in b {
+        *counts.entry(line).or_default() -= 1;
+    }
+    let (mut added, mut removed) = (0u64, 0u64);
+    for n in counts.values() {
+        if *n > 0 {
+            removed += *n as u64;
+        } else {
+            added += n.unsigned_abs();
+        }
+    }
+    (added, removed)
+}
+
+fn saturating_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn diff_snapshots(
     before: &BTreeMap<String, Entry>,
     after: &BTreeMap<String, Entry>,
+    deadline: Instant,
 ) -> WorkspaceDiff {
     let mut diff = WorkspaceDiff::default();
     let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
@@ -315,12 +462,12 @@ fn diff_snapshots(
     for path in paths {
         let old = before.get(path);
         let new = after.get(path);
-        if old == new {
+        if !changed(old, new) {
             continue;
         }
         diff.files_changed += 1;
-        let (old_bytes, old_mode) = old.map(entry_text).unwrap_or_default();
-        let (new_bytes, new_mode) = new.map(entry_text).unwrap_or_default();
+        let old_mode = old.map(mode_of).unwrap_or_default();
+        let new_mode = new.map(mode_of).unwrap_or_default();
         let out = &mut diff.unified;
         out.push_str(&format!("diff --git a/{path} b/{path}\n"));
         match (old, new) {
@@ -330,9 +477,6 @@ fn diff_snapshots(
                 out.push_str(&format!("old mode {old_mode:o}\nnew mode {new_mode:o}\n"));
             }
             _ => {}
-        }
-        if old_bytes == new_bytes {
-            continue;
         }
         let old_name = if old.is_some() {
             format!("a/{path}")
@@ -344,13 +488,56 @@ fn diff_snapshots(
         } else {
             "/dev/null".to_owned()
         };
-        if is_binary(&old_bytes) || is_binary(&new_bytes) {
+        if let Some(Entry::Unread { len, same, .. }) = new {
+            if !same {
+                let old_len = match old {
+                    Some(Entry::File { bytes, .. }) => bytes.len() as u64,
+                    _ => 0,
+                };
+                out.push_str(&format!(
+                    "Large files {old_name} and {new_name} differ ({} -> {}; not read, over {})\n",
+                    size_text(old_len),
+                    size_text(*len),
+                    size_text(READ_MAX_BYTES)
+                ));
+            }
+            continue;
+        }
+        let old_bytes = old.map(entry_bytes).unwrap_or_default();
+        let new_bytes = new.map(entry_bytes).unwrap_or_default();
+        if old_bytes == new_bytes {
+            continue;
+        }
+        if Instant::now() >= deadline {
+            diff.timed_out = true;
+            out.push_str(&format!(
+                "Files {old_name} and {new_name} differ (not diffed: the run's time limit was reached)\n"
+            ));
+            continue;
+        }
+        if is_binary(old_bytes) || is_binary(new_bytes) {
             out.push_str(&format!("Binary files {old_name} and {new_name} differ\n"));
             continue;
         }
-        let old_text = String::from_utf8_lossy(&old_bytes);
-        let new_text = String::from_utf8_lossy(&new_bytes);
-        let text_diff = TextDiff::from_lines(old_text.as_ref(), new_text.as_ref());
+        if old_bytes.len().max(new_bytes.len()) > TEXT_DIFF_MAX_BYTES {
+            let (added, removed) = linear_line_counts(old_bytes, new_bytes);
+            diff.lines_added = diff.lines_added.saturating_add(saturating_u32(added));
+            diff.lines_removed = diff.lines_removed.saturating_add(saturating_u32(removed));
+            out.push_str(&format!(
+                "Large files {old_name} and {new_name} differ ({} -> {}; {added} lines added, {removed} removed; not diffed, over {})\n",
+                size_text(old_bytes.len() as u64),
+                size_text(new_bytes.len() as u64),
+                size_text(TEXT_DIFF_MAX_BYTES as u64)
+            ));
+            continue;
+        }
+        let old_text = String::from_utf8_lossy(old_bytes);
+        let new_text = String::from_utf8_lossy(new_bytes);
+        let file_deadline = deadline.min(Instant::now() + FILE_DIFF_BUDGET);
+        let text_diff = TextDiff::configure()
+            .algorithm(Algorithm::Myers)
+            .deadline(file_deadline)
+            .diff_lines(old_text.as_ref(), new_text.as_ref());
         for change in text_diff.iter_all_changes() {
             match change.tag() {
                 ChangeTag::Insert => diff.lines_added += 1,
@@ -369,6 +556,10 @@ fn diff_snapshots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -430,7 +621,7 @@ mod tests {
     fn no_change_means_an_empty_diff() {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
-        assert_eq!(ws.diff().unwrap(), WorkspaceDiff::default());
+        assert_eq!(ws.diff(far()).unwrap(), WorkspaceDiff::default());
     }
 
     #[test]
@@ -448,7 +639,7 @@ mod tests {
         std::fs::write(root.join("blob.bin"), [0u8, 1, 2, 255]).unwrap();
         write(&root.join("__pycache__/calc.cpython-312.pyc"), "ignored");
         write(&root.join("target/debug/out"), "ignored");
-        let diff = ws.diff().unwrap();
+        let diff = ws.diff(far()).unwrap();
         let expected = "\
 diff --git a/README.md b/README.md
 deleted file mode 100644
@@ -481,6 +672,54 @@ new file mode 100644
     }
 
     #[test]
+    fn a_large_rewrite_is_summarised_with_linear_counts() {
+        let fixture = tempfile::tempdir().unwrap();
+        let lines = 60_000;
+        let old: String = (0..lines).map(|i| format!("line {i} original\n")).collect();
+        write(&fixture.path().join("big.txt"), &old);
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let new: String = (0..lines).map(|i| format!("line {i} changed!\n")).collect();
+        std::fs::write(ws.path().join("big.txt"), &new).unwrap();
+        assert!(old.len() > TEXT_DIFF_MAX_BYTES);
+        let diff = ws.diff(far()).unwrap();
+        assert_eq!(diff.files_changed, 1);
+        assert_eq!((diff.lines_added, diff.lines_removed), (lines, lines));
+        assert!(!diff.timed_out);
+        assert!(
+            diff.unified.starts_with(
+                "diff --git a/big.txt b/big.txt\nLarge files a/big.txt and b/big.txt differ ("
+            ),
+            "{}",
+            diff.unified
+        );
+        assert!(diff.unified.contains("60000 lines added, 60000 removed"));
+        assert!(diff.unified.len() < 300);
+    }
+
+    #[test]
+    fn linear_counts_are_exact_for_separate_changes() {
+        let old = b"a\nb\nc\nd\ne\n";
+        assert_eq!(linear_line_counts(old, b"a\nB\nc\nd\nE\n"), (2, 2));
+        assert_eq!(linear_line_counts(old, b"a\nb\nc\nd\ne\nf\n"), (1, 0));
+        assert_eq!(linear_line_counts(b"", b"x\ny"), (2, 0));
+        assert_eq!(linear_line_counts(old, b""), (0, 5));
+    }
+
+    #[test]
+    fn a_passed_deadline_lists_the_files_without_diffing_them() {
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        std::fs::write(ws.path().join("README.md"), "changed\n").unwrap();
+        let diff = ws.diff(Instant::now()).unwrap();
+        assert!(diff.timed_out);
+        assert_eq!(diff.files_changed, 1);
+        assert_eq!(
+            diff.unified,
+            "diff --git a/README.md b/README.md\nFiles a/README.md and b/README.md differ (not diffed: the run's time limit was reached)\n"
+        );
+    }
+
+    #[test]
     fn a_mode_change_is_shown() {
         let fixture = fixture();
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
@@ -489,7 +728,7 @@ new file mode 100644
             std::fs::Permissions::from_mode(0o755),
         )
         .unwrap();
-        let diff = ws.diff().unwrap();
+        let diff = ws.diff(far()).unwrap();
         assert_eq!(
             diff.unified,
             "diff --git a/README.md b/README.md\nold mode 100644\nnew mode 100755\n"

@@ -84,6 +84,10 @@ pub const WORKSPACE_PLACEHOLDER: &str = "/workspace";
 /// `/tmp/harness-bash/pi-bash-….log`.
 pub const BASH_OUTPUT_DIR_PLACEHOLDER: &str = "/tmp/harness-bash";
 
+/// The placeholder written in place of the rest of a run's scratch folder (the commands' `HOME`
+/// and `TMPDIR`, a temp folder per run).
+pub const SCRATCH_PLACEHOLDER: &str = "/tmp/harness-run";
+
 /// What a cassette was recorded with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,17 +3,18 @@
 //! whatever it sees into its next request). A finding names where it is and never prints the
 //! secret, only a masked prefix.
 //!
-//! Pure functions; depends on the cassette format only.
+//! Pure functions; depends on the cassette format and the sandbox's key shapes only.
 
 use std::sync::LazyLock;
 
-use regex::Regex;
 use serde_json::Value;
+
+use crate::sandbox::secrets::key_shapes;
 
 use super::format::{Cassette, ResponseBody};
 
 /// Key values shorter than this are not scanned for (they would match everywhere).
-pub const MIN_SECRET_LEN: usize = 8;
+pub use crate::sandbox::secrets::MIN_SECRET_LEN;
 
 /// One secret found in a cassette.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,36 +33,10 @@ impl std::fmt::Display for SecretFinding {
     }
 }
 
-static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        (
-            r"\bsk-ant-[A-Za-z0-9_\-]{16,}",
-            "an Anthropic key (sk-ant-…)",
-        ),
-        (r"\bsk-[A-Za-z0-9_\-]{20,}", "an OpenAI-style key (sk-…)"),
-        (r"\bAIza[0-9A-Za-z_\-]{30,}", "a Google API key (AIza…)"),
-        (r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token (ghp_…)"),
-        (
-            r"\bgithub_pat_[A-Za-z0-9_]{30,}",
-            "a GitHub token (github_pat_…)",
-        ),
-        (
-            r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-            "an AWS access key id (AKIA…)",
-        ),
-        (
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----",
-            "a private key block",
-        ),
-    ]
-    .into_iter()
-    .map(|(p, k)| (Regex::new(p).expect("valid secret pattern"), k))
-    .collect()
-});
-
 /// All patterns at once: one pass rules out the common case (no key-shaped string at all).
 static PATTERN_SET: LazyLock<regex::RegexSet> = LazyLock::new(|| {
-    regex::RegexSet::new(PATTERNS.iter().map(|(re, _)| re.as_str())).expect("valid secret patterns")
+    regex::RegexSet::new(key_shapes().iter().map(|(re, _)| re.as_str()))
+        .expect("valid secret patterns")
 });
 
 /// Masks a secret: a short prefix, then its length.
@@ -97,7 +72,7 @@ pub fn scan_str(s: &str, known: &[String], location: &str, out: &mut Vec<SecretF
     if !matched.matched_any() {
         return;
     }
-    for (re, kind) in matched.iter().map(|i| &PATTERNS[i]) {
+    for (re, kind) in matched.iter().map(|i| &key_shapes()[i]) {
         for m in re.find_iter(s) {
             if covered.iter().any(|&(a, b)| m.start() < b && a < m.end()) {
                 continue;

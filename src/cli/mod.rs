@@ -82,15 +82,45 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_error(err),
     };
+    // First, while single-threaded: move every key out of the environment (this re-executes
+    // the binary when there is one), so `/proc/<harness>/environ` never shows a key.
+    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command)) {
+        Ok(vault) => std::sync::Arc::new(vault),
+        Err(e) => {
+            return internal_error(&format!(
+                "{e}; refusing to run with API keys readable in the harness's environment"
+            ));
+        }
+    };
     match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(args, vault),
         Command::Validate(args) => run::validate(args),
         Command::Cassettes(command) => cassettes::run(command),
         Command::Review(args) => cassettes::review(args),
         Command::Dev(command) => dev::run(command),
     }
+}
+
+/// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,
+/// those `harness.yaml` names (a file that does not load is reported later, by `run` itself).
+fn key_names(command: &Command) -> Vec<String> {
+    use crate::providers::catalog::Catalog;
+    use crate::providers::config::HarnessConfig;
+    let mut names: Vec<String> = Catalog::default()
+        .providers
+        .iter()
+        .flat_map(|p| p.key_env.iter().cloned())
+        .collect();
+    if let Command::Run(args) = command {
+        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&args.tasks)) {
+            names.extend(config.providers.values().filter_map(|p| p.key_env.clone()));
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// Prints a clap error (help and version go to stdout with success) and maps it to an exit code.
@@ -138,6 +168,12 @@ pub(crate) fn stderr_line(text: &str) {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+}
+
+/// Prints `warning: {message}` to stderr; a closed stderr is no reason to stop (or panic).
+pub(crate) fn warn(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
 }
 
 /// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].

@@ -14,6 +14,8 @@ use crate::providers::config::HarnessConfig;
 use crate::reports;
 use crate::reports::snapshot::SnapshotVerdict;
 use crate::runner::{self, Reporter, RunOptions, RunnerEvent};
+use crate::sandbox::Sandbox;
+use crate::sandbox::secrets::Vault;
 use crate::scoring::{Outcome, OutcomeChange, RunRecord};
 use crate::tasks;
 
@@ -107,6 +109,12 @@ pub struct RunArgs {
     /// No progress lines, only the summary.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// How the agent's commands and tools are confined: isolated (bubblewrap: no network, own
+    /// namespaces, only the workspace writable; the default where bubblewrap works), workspace
+    /// (file tools kept inside the workspace) or none (Pi's behaviour).
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub sandbox: Option<crate::sandbox::Tier>,
 }
 
 /// Arguments of `harness validate`.
@@ -143,16 +151,23 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
     }
 }
 
-/// `harness run`.
-pub fn run(args: RunArgs) -> ExitCode {
+/// `harness run`; `vault` holds the keys sealed away at start.
+pub fn run(args: RunArgs, vault: Arc<Vault>) -> ExitCode {
     let runtime = match super::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    runtime.block_on(run_async(args))
+    let sandbox = Sandbox::detect(args.sandbox);
+    if let Some(notice) = sandbox.notice() {
+        super::warn(notice);
+    }
+    let code = runtime.block_on(run_async(args, vault, sandbox.clone()));
+    // Whatever a command of this invocation left running ends with the harness.
+    sandbox.kill_all();
+    code
 }
 
-async fn run_async(args: RunArgs) -> ExitCode {
+async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCode {
     let flag = if args.record {
         Some(CassetteMode::Record)
     } else {
@@ -208,6 +223,9 @@ async fn run_async(args: RunArgs) -> ExitCode {
     options.catalog = Arc::new(catalog);
     options.max_cost = args.max_cost;
     options.request.thinking = args.thinking;
+    options.sandbox = sandbox;
+    options.redactor = vault.redactor();
+    options.key_env = Arc::new(move |k| vault.lookup(k));
     let planned = match &args.rerun_errors {
         Some(previous) => select_errors(&selected, &options, previous),
         None => runner::plan_runs(&selected, &options).map_err(|e| e.to_string()),
@@ -252,7 +270,7 @@ async fn run_async(args: RunArgs) -> ExitCode {
         records.push(record);
     }
 
-    let written = reports::write_report(&report_dir, &records, &[]);
+    let written = reports::write_report_redacted(&report_dir, &records, &[], &options.redactor);
     let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
     super::print_data(&reports::render_terminal_summary(&records, colour));
     match written {
@@ -346,7 +364,7 @@ fn fresh_report_dir(reports: &std::path::Path) -> PathBuf {
 }
 
 /// Where `harness.yaml` is looked for: the tasks folder, then the current folder.
-fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
+pub(crate) fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
     vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
 }
 

@@ -47,6 +47,11 @@ pub struct ToolArgs {
     /// line for each, in order.
     #[arg(long)]
     pub batch: bool,
+
+    /// Confine the call as `harness run` would: isolated, workspace (the cwd is the workspace)
+    /// or none (Pi's behaviour, the default here).
+    #[arg(long, value_enum, value_name = "TIER", default_value = "none")]
+    pub sandbox: crate::sandbox::Tier,
 }
 
 /// Arguments of `harness tools`.
@@ -63,13 +68,20 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let default_cwd = match &args.cwd {
-        Some(cwd) => cwd.clone(),
-        None => match std::env::current_dir() {
-            Ok(cwd) => cwd,
-            Err(e) => return internal_error(&format!("failed to read the current directory: {e}")),
-        },
+    let current = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => return internal_error(&format!("failed to read the current directory: {e}")),
     };
+    // A relative --cwd is relative to the current directory (the tools resolve paths against
+    // the cwd as a string, so it must be absolute).
+    let default_cwd = match &args.cwd {
+        Some(cwd) => current.join(cwd),
+        None => current,
+    };
+    let sandbox = crate::sandbox::Sandbox::detect(Some(args.sandbox));
+    if let Some(notice) = sandbox.notice() {
+        super::warn(notice);
+    }
     let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
     let runtime = match super::runtime() {
         Ok(rt) => rt,
@@ -79,9 +91,12 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
         strategy,
         temp_dir: args.temp_dir.clone(),
         telemetry: args.telemetry,
+        sandbox,
     };
     if args.batch {
-        return runtime.block_on(run_batch(&tools, &default_cwd, &settings));
+        let code = runtime.block_on(run_batch(&tools, &default_cwd, &settings));
+        settings.sandbox.kill_all();
+        return code;
     }
 
     let name = args.name.as_deref().unwrap_or_default();
@@ -91,7 +106,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
             &format!("valid tools: {}", all_tool_names().join(", ")),
         );
     }
-    let call_args: Value = match serde_json::from_str(&args.args) {
+    let call_args: Value = match serde_json::from_str(&lone_surrogates_to_replacement(&args.args)) {
         Ok(v) => v,
         Err(e) => {
             return usage_error(
@@ -111,6 +126,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     }
     let ctx = settings.context(&default_cwd);
     let result = runtime.block_on(tools.call(name, call_args, &ctx));
+    settings.sandbox.kill_all();
     match super::print_line(&settings.render(result)) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the result: {e}")),
@@ -144,11 +160,14 @@ struct Settings {
     strategy: Arc<dyn EditStrategy>,
     temp_dir: Option<PathBuf>,
     telemetry: bool,
+    sandbox: crate::sandbox::Sandbox,
 }
 
 impl Settings {
     fn context(&self, cwd: &Path) -> ToolContext {
         let mut ctx = ToolContext::new(cwd);
+        let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+        ctx.jail = self.sandbox.jail(&root);
         ctx.edit_strategy = self.strategy.clone();
         if let Some(temp) = &self.temp_dir {
             ctx.temp_dir = temp.clone();
@@ -209,27 +228,105 @@ async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> 
         if line.trim().is_empty() {
             continue;
         }
-        let output = match serde_json::from_str::<BatchRequest>(&line) {
-            Err(e) => batch_error(number, &format!("invalid batch request: {e}")),
-            Ok(request) => {
-                let cwd = match &request.cwd {
-                    Some(dir) => default_cwd.join(dir),
-                    None => default_cwd.to_path_buf(),
-                };
-                if cwd.is_dir() {
-                    let ctx = settings.context(&cwd);
-                    settings.render(tools.call(&request.tool, request.args, &ctx).await)
-                } else {
-                    batch_error(
-                        number,
-                        &format!("working directory `{}` does not exist", cwd.display()),
-                    )
+        let output =
+            match serde_json::from_str::<BatchRequest>(&lone_surrogates_to_replacement(&line)) {
+                Err(e) => batch_error(number, &format!("invalid batch request: {e}")),
+                Ok(request) => {
+                    let cwd = match &request.cwd {
+                        Some(dir) => default_cwd.join(dir),
+                        None => default_cwd.to_path_buf(),
+                    };
+                    if cwd.is_dir() {
+                        let ctx = settings.context(&cwd);
+                        settings.render(tools.call(&request.tool, request.args, &ctx).await)
+                    } else {
+                        batch_error(
+                            number,
+                            &format!("working directory `{}` does not exist", cwd.display()),
+                        )
+                    }
                 }
-            }
-        };
+            };
         if let Err(e) = super::print_line(&output) {
             return internal_error(&format!("failed to write the result of line {number}: {e}"));
         }
     }
     ExitCode::from(exit::SUCCESS)
+}
+
+/// JSON text with every lone UTF-16 surrogate escape (`\ud800` without its pair) turned into
+/// `\ufffd`: `JSON.parse` accepts those, and a JS string holding one becomes U+FFFD wherever it
+/// is encoded as UTF-8 (file contents, paths, arguments), which serde_json would reject.
+fn lone_surrogates_to_replacement(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains("\\u") {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let b = json.as_bytes();
+    let hex4 = |at: usize| -> Option<u16> {
+        let s = json.get(at..at + 4)?;
+        u16::from_str_radix(s, 16).ok()
+    };
+    let escape_at = |at: usize| -> Option<u16> {
+        (b.get(at) == Some(&b'\\') && b.get(at + 1) == Some(&b'u'))
+            .then(|| hex4(at + 2))
+            .flatten()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    let mut in_string = false;
+    let mut last = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                in_string = !in_string;
+                i += 1;
+            }
+            b'\\' if in_string => match escape_at(i) {
+                Some(unit @ 0xD800..=0xDBFF) => {
+                    if matches!(escape_at(i + 6), Some(0xDC00..=0xDFFF)) {
+                        i += 12;
+                    } else {
+                        let _ = unit;
+                        out.push_str(&json[last..i]);
+                        out.push_str("\\ufffd");
+                        i += 6;
+                        last = i;
+                    }
+                }
+                Some(0xDC00..=0xDFFF) => {
+                    out.push_str(&json[last..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    last = i;
+                }
+                Some(_) => i += 6,
+                // Any other escape is two bytes (`\"`, `\\`, `\n`, ...).
+                None => i += 2,
+            },
+            _ => i += 1,
+        }
+    }
+    out.push_str(&json[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        let fix = |s: &str| lone_surrogates_to_replacement(s).into_owned();
+        assert_eq!(fix(r#"{"a":"x\ud800y"}"#), r#"{"a":"x\ufffdy"}"#);
+        assert_eq!(fix(r#"{"a":"\udc00"}"#), r#"{"a":"\ufffd"}"#);
+        assert_eq!(fix(r#"{"a":"\ud83d\ude00"}"#), r#"{"a":"\ud83d\ude00"}"#);
+        assert_eq!(fix(r#"{"a":"\\ud800"}"#), r#"{"a":"\\ud800"}"#);
+        assert_eq!(
+            fix(r#"{"a":"\ud800\ud800\udc00"}"#),
+            r#"{"a":"\ufffd\ud800\udc00"}"#
+        );
+        assert_eq!(fix(r#"{"\ud800":1}"#), r#"{"\ufffd":1}"#);
+        let v: Value = serde_json::from_str(&fix(r#"{"a":"x\ud800y"}"#)).unwrap();
+        assert_eq!(v["a"], "x\u{fffd}y");
+    }
 }

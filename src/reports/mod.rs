@@ -17,7 +17,11 @@
 //!
 //! [`read_runs_csv`] reads the run keys of a previous report back (for `--rerun-errors`).
 //!
-//! Depends on `agent`, `conversation`, `scoring` and `workspace`; never on the runner.
+//! Every file is written through a [`Redactor`]: the values of the keys in use never reach a
+//! report.
+//!
+//! Depends on `agent`, `conversation`, `scoring`, `workspace` and `sandbox` (the redactor); never
+//! on the runner.
 
 pub mod csv;
 pub mod markdown;
@@ -33,6 +37,7 @@ pub use csv::{RunKey, error_runs, read_runs_csv};
 pub use terminal::render_terminal_summary;
 
 use crate::agent::AgentRun;
+use crate::sandbox::secrets::Redactor;
 use crate::scoring::stats::{Interval, Z_95, mean_pass_at_k, wilson_interval};
 use crate::scoring::{Outcome, RunRecord};
 use crate::workspace::WorkspaceDiff;
@@ -104,29 +109,42 @@ pub fn write_report(
     records: &[RunRecord],
     artifacts: &[RunArtifacts<'_>],
 ) -> Result<ReportPaths, ReportError> {
+    write_report_redacted(dir, records, artifacts, &Redactor::default())
+}
+
+/// [`write_report`] with every secret `redactor` knows replaced in every file written.
+pub fn write_report_redacted(
+    dir: &Path,
+    records: &[RunRecord],
+    artifacts: &[RunArtifacts<'_>],
+    redactor: &Redactor,
+) -> Result<ReportPaths, ReportError> {
     create_dir(dir)?;
     let sorted = sorted(records);
     let runs_csv = dir.join("runs.csv");
+    let redacted = |text: String| redactor.redact(&text).into_owned();
     write_file(
         &runs_csv,
-        csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
+        redacted(csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
             path: runs_csv.clone(),
             source,
-        })?,
+        })?),
     )?;
     let summary_csv = dir.join("summary.csv");
     write_file(
         &summary_csv,
-        csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
-            path: summary_csv.clone(),
-            source,
-        })?,
+        redacted(
+            csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
+                path: summary_csv.clone(),
+                source,
+            })?,
+        ),
     )?;
     let summary_md = dir.join("summary.md");
-    write_file(&summary_md, markdown::summary_md(&sorted))?;
+    write_file(&summary_md, redacted(markdown::summary_md(&sorted)))?;
     let mut run_dirs = Vec::new();
     for artifact in artifacts {
-        run_dirs.push(write_run_artifacts(dir, artifact)?);
+        run_dirs.push(write_run_artifacts(dir, artifact, redactor)?);
     }
     Ok(ReportPaths {
         dir: dir.to_path_buf(),
@@ -138,25 +156,30 @@ pub fn write_report(
 }
 
 /// Writes one run's folder (`transcript.md`, `transcript.json`, `diff.patch`) under `dir`, at the
-/// paths its record names; returns the folder.
+/// paths its record names, with every secret `redactor` knows replaced; returns the folder.
 pub fn write_run_artifacts(
     dir: &Path,
     artifacts: &RunArtifacts<'_>,
+    redactor: &Redactor,
 ) -> Result<PathBuf, ReportError> {
     let record = artifacts.record;
     let run_dir = dir.join(record.run_dir());
     create_dir(&run_dir)?;
+    let redacted = |text: String| redactor.redact(&text).into_owned();
     write_file(
         &dir.join(&record.transcript_path),
-        transcript::transcript_md(artifacts),
+        redacted(transcript::transcript_md(artifacts)),
     )?;
     let json_path = run_dir.join("transcript.json");
     let json = transcript::transcript_json(artifacts).map_err(|source| ReportError::Json {
         path: json_path.clone(),
         source,
     })?;
-    write_file(&json_path, json)?;
-    write_file(&dir.join(&record.diff_path), artifacts.diff.unified.clone())?;
+    write_file(&json_path, redacted(json))?;
+    write_file(
+        &dir.join(&record.diff_path),
+        redacted(artifacts.diff.unified.clone()),
+    )?;
     Ok(run_dir)
 }
 

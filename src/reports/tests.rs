@@ -385,6 +385,8 @@ fn write_report_writes_every_file() {
         files_changed: 1,
         lines_added: 0,
         lines_removed: 0,
+
+        ..Default::default()
     };
     let artifacts = [RunArtifacts {
         record: &records[1],

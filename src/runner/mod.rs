@@ -22,9 +22,10 @@ use crate::providers::RequestOptions;
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::limiter::Limiter;
 use crate::providers::retry::RetryPolicy;
+use crate::sandbox::Sandbox;
+use crate::sandbox::secrets::Redactor;
 use crate::scoring::{self, RunRecord, ScoreInputs};
 use crate::tasks::Task;
-use crate::tools::bash;
 
 pub use plan::{PlanError, PlannedRun, plan_runs, recorded_models};
 pub use session::pending_path;
@@ -53,10 +54,16 @@ pub struct RunOptions {
     pub base_url: Option<String>,
     pub epochs: u32,
     pub catalog: Arc<Catalog>,
-    /// Looks up environment variables for API keys (the process environment in the CLI).
+    /// Looks up environment variables for API keys (the CLI: the sealed keys, then the
+    /// environment).
     pub key_env: KeyLookup,
-    /// The environment agent commands and checks run with (already scrubbed of secrets).
+    /// The allow-listed environment agent commands and checks start from; each run adds its
+    /// `HOME`, `TMPDIR` and the task's declared variables ([`crate::sandbox::env`]).
     pub command_env: Arc<Vec<(String, String)>>,
+    /// The sandbox tier the agent's commands and tools run under.
+    pub sandbox: Sandbox,
+    /// Removes secret values from transcripts and diffs (the run's key is added per run).
+    pub redactor: Redactor,
     pub retry: RetryPolicy,
     pub request: RequestOptions,
     /// Stop starting runs once this many dollars are spent.
@@ -65,7 +72,8 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
-    /// the process environment for keys, its scrubbed copy for commands.
+    /// the process environment for keys, its allow-listed part for commands, the default sandbox
+    /// (`isolated` where bubblewrap works, else `workspace`).
     pub fn new(cassettes_dir: PathBuf, report_dir: PathBuf) -> Self {
         RunOptions {
             tasks_dir: PathBuf::from("tasks/"),
@@ -84,7 +92,9 @@ impl RunOptions {
             epochs: 1,
             catalog: Arc::new(Catalog::default()),
             key_env: Arc::new(|k| std::env::var(k).ok()),
-            command_env: Arc::new(bash::scrubbed_env(std::env::vars())),
+            command_env: Arc::new(crate::sandbox::env::base_env(std::env::vars())),
+            sandbox: Sandbox::detect(None),
+            redactor: Redactor::default(),
             retry: RetryPolicy::default(),
             request: RequestOptions::default(),
             max_cost: None,

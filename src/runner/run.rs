@@ -3,6 +3,7 @@
 //!
 //! Every failure becomes the run's record (an `error` outcome with its kind), never an `Err`.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -12,6 +13,7 @@ use crate::cassettes::{CassetteHeader, CassettePlan, NormalizeRule};
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
 use crate::reports::{self, RunArtifacts};
+use crate::sandbox::Scratch;
 use crate::scoring::{self, RunRecord, ScoreInputs};
 use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
@@ -74,10 +76,12 @@ pub(super) async fn run_one(
         Ok(ws) => ws,
         Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
     };
-    let bash_logs = match tempfile::Builder::new().prefix("harness-bash-").tempdir() {
+    let scratch = match Scratch::new() {
         Ok(dir) => dir,
         Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
     };
+    // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
+    let redactor = options.redactor.with(spec.api_key.iter());
     let rules = match compare_rules(run) {
         Ok(rules) => rules,
         Err(e) => return errored(run, "setup", e),
@@ -87,7 +91,7 @@ pub(super) async fn run_one(
         run,
         options,
         rules,
-        (workspace.path(), bash_logs.path()),
+        (workspace.path(), &scratch),
         &spec.api_key,
     ) {
         Ok(session) => session,
@@ -108,10 +112,27 @@ pub(super) async fn run_one(
         Ok(set) => Arc::new(set),
         Err(e) => return errored(run, "setup", e.to_string()),
     };
+    let jail = options
+        .sandbox
+        .jail(workspace.path())
+        .with_scratch(&scratch);
+    // Under `isolated` the run's tmp folder is the commands' private /tmp.
+    let tmpdir = if jail.tmp_is_private() {
+        Path::new("/tmp")
+    } else {
+        scratch.tmp()
+    };
+    let command_env = Arc::new(crate::sandbox::env::run_env(
+        &options.command_env,
+        scratch.home(),
+        tmpdir,
+        &task.env,
+    ));
     let mut ctx = ToolContext::new(workspace.path());
-    ctx.temp_dir = bash_logs.path().to_path_buf();
+    ctx.temp_dir = scratch.logs().to_path_buf();
     ctx.edit_strategy = strategy.clone();
-    ctx.env = options.command_env.clone();
+    ctx.env = command_env.clone();
+    ctx.jail = jail.clone();
 
     let system_prompt = task
         .system_prompt
@@ -133,8 +154,8 @@ pub(super) async fn run_one(
     // The provider holds the transport; let it go before finishing a recording.
     drop(agent);
 
-    let checks = scoring::run_checks(&task, workspace.path(), &options.command_env).await;
-    let diff = match workspace.diff() {
+    let checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+    let diff = match workspace.diff(diff_deadline(started, &task.limits)) {
         Ok(diff) => diff,
         Err(e) => crate::workspace::WorkspaceDiff {
             unified: format!("(the diff could not be computed: {e})\n"),
@@ -179,6 +200,7 @@ pub(super) async fn run_one(
             diff: &diff,
             system_prompt: Some(&system_prompt),
         },
+        &redactor,
     ) {
         add_note(
             &mut record,
@@ -186,7 +208,9 @@ pub(super) async fn run_one(
         );
     }
     if !findings.differences.is_empty() {
-        let text = divergence::markdown(&run.label(), &findings.differences);
+        let text = redactor
+            .redact(&divergence::markdown(&run.label(), &findings.differences))
+            .into_owned();
         if let Err(e) = reports::write_run_file(&options.report_dir, &record, "divergence.md", text)
         {
             add_note(
@@ -210,8 +234,17 @@ pub(super) async fn run_one(
         let kept = workspace.into_kept_path();
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
     }
-    drop(bash_logs);
+    drop(scratch);
     record
+}
+
+/// When the workspace diff must be done: the run's wall-time limit, but at least a second from
+/// now so a run that used its whole limit still gets a (possibly partial) diff.
+fn diff_deadline(started: Instant, limits: &crate::agent::Limits) -> Instant {
+    const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+    const NO_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+    let end = started + limits.max_wall.unwrap_or(NO_LIMIT);
+    end.max(Instant::now() + MIN_DIFF_TIME)
 }
 
 /// The provider of one run over the session's transport: the wire format, then retries with the

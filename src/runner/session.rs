@@ -13,7 +13,9 @@ use std::sync::Arc;
 use crate::agent::StopCause;
 use crate::cassettes::compare::PathMap;
 use crate::cassettes::divergence::{self, Difference, DivergenceTracker};
-use crate::cassettes::format::{BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader};
+use crate::cassettes::format::{
+    BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader, SCRATCH_PLACEHOLDER,
+};
 use crate::cassettes::recorder::write_cassette;
 use crate::cassettes::{
     CassetteError, CassettePlan, NormalizeRule, OnDivergence, Player, Recorder, Rerecorder,
@@ -21,6 +23,7 @@ use crate::cassettes::{
 };
 use crate::providers::live::LiveTransport;
 use crate::providers::transport::Transport;
+use crate::sandbox::Scratch;
 use crate::scoring::{Outcome, ReplayInputs, RunRecord};
 
 use super::{PlannedRun, RunOptions};
@@ -53,11 +56,13 @@ pub(super) struct Findings {
 /// An error opening a session: the record's error kind and the message.
 pub(super) type OpenError = (&'static str, String);
 
-/// The placeholders of a run's host paths: the workspace, and bash's output folder.
-pub(super) fn path_map(workspace: &Path, bash_dir: &Path, placeholder: &str) -> PathMap {
+/// The placeholders of a run's host paths: the workspace, bash's output folder, and the rest of
+/// the run's scratch folders (the commands' `HOME` and `TMPDIR`).
+pub(super) fn path_map(workspace: &Path, scratch: &Scratch, placeholder: &str) -> PathMap {
     PathMap::new()
         .with(workspace, placeholder)
-        .with(bash_dir, BASH_OUTPUT_DIR_PLACEHOLDER)
+        .with(scratch.logs(), BASH_OUTPUT_DIR_PLACEHOLDER)
+        .with(scratch.path(), SCRATCH_PLACEHOLDER)
 }
 
 impl Session {
@@ -68,7 +73,7 @@ impl Session {
         run: &PlannedRun,
         options: &RunOptions,
         rules: Vec<NormalizeRule>,
-        (workspace, bash_dir): (&Path, &Path),
+        (workspace, scratch): (&Path, &Scratch),
         api_key: &Option<String>,
     ) -> Result<Session, OpenError> {
         let secrets: Vec<String> = api_key.iter().cloned().collect();
@@ -113,7 +118,7 @@ impl Session {
             }
             let paths = path_map(
                 workspace,
-                bash_dir,
+                scratch,
                 &cassette.header.workspace_placeholder.clone(),
             );
             Ok(
@@ -125,7 +130,7 @@ impl Session {
             CassettePlan::Live => Session::Live(live()?),
             CassettePlan::Record => Session::Record(Recorder::new(
                 live()?,
-                path_map(workspace, bash_dir, WORKSPACE_PLACEHOLDER),
+                path_map(workspace, scratch, WORKSPACE_PLACEHOLDER),
                 secrets,
             )),
             CassettePlan::Replay => Session::Replay {
@@ -139,7 +144,7 @@ impl Session {
             CassettePlan::Rerecord => {
                 let recorder = Recorder::new(
                     live()?,
-                    path_map(workspace, bash_dir, WORKSPACE_PLACEHOLDER),
+                    path_map(workspace, scratch, WORKSPACE_PLACEHOLDER),
                     secrets,
                 );
                 if run.cassette.exists() {

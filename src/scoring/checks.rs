@@ -1,10 +1,11 @@
 //! Running a task's checks in a workspace after the agent stops.
 //!
-//! Command checks run with `bash -c` in the workspace, in their own process group, with exactly
-//! the environment the caller passes (the runner passes the same scrubbed environment the agent's
-//! bash got); a timeout kills the whole group. Output is captured bounded: the last
-//! [`OUTPUT_TAIL_BYTES`] of stdout and of stderr are kept for the report. File checks read the
-//! workspace directly. Depends on `tasks` only.
+//! Command checks run with `bash -c` in the workspace through the run's sandbox
+//! ([`crate::sandbox::Jail`]: under `isolated` inside bubblewrap), with exactly the environment
+//! the caller passes (the runner passes the same allow-listed environment the agent's bash got);
+//! when the check ends (exit or timeout) every process it started is killed. Output is captured
+//! bounded: the last [`OUTPUT_TAIL_BYTES`] of stdout and of stderr are kept for the report. File
+//! checks read the workspace directly. Depends on `tasks` and `sandbox` only.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -13,12 +14,14 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::sandbox::output::Tail;
+use crate::sandbox::{CommandSpec, Jail, Sandbox};
 use crate::tasks::{Check, CheckKind, FileAssert, Task};
 
 /// How much of the end of each output stream a check result keeps.
 pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
 
-/// How long to wait for the output pipes to close after the process group was killed.
+/// How long to wait for the output pipes to close after the command's processes were killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// The result of one check.
@@ -32,28 +35,49 @@ pub struct CheckResult {
     pub duration: Duration,
 }
 
-/// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest).
+/// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest),
+/// unconfined (sandbox tier `none`).
 pub async fn run_checks(
     task: &Task,
     workspace: &Path,
     env: &[(String, String)],
 ) -> Vec<CheckResult> {
+    run_checks_in(task, &Sandbox::none().jail(workspace), workspace, env).await
+}
+
+/// Runs every check of `task` in `workspace` under `jail`, in order.
+pub async fn run_checks_in(
+    task: &Task,
+    jail: &Jail,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(task.checks.len());
     for check in &task.checks {
-        results.push(run_check(check, workspace, env).await);
+        results.push(run_check_in(check, jail, workspace, env).await);
     }
     results
 }
 
-/// Runs one check.
+/// Runs one check, unconfined.
 pub async fn run_check(check: &Check, workspace: &Path, env: &[(String, String)]) -> CheckResult {
+    run_check_in(check, &Sandbox::none().jail(workspace), workspace, env).await
+}
+
+/// Runs one check under `jail`.
+pub async fn run_check_in(
+    check: &Check,
+    jail: &Jail,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> CheckResult {
     let started = Instant::now();
     let (passed, detail) = match &check.kind {
         CheckKind::Command {
             run,
             expect_exit,
             timeout,
-        } => command_check(run, *expect_exit, *timeout, workspace, env).await,
+        } => command_check(run, *expect_exit, *timeout, jail, workspace, env).await,
         CheckKind::File { path, assert } => file_check(&workspace.join(path), path, assert),
     };
     CheckResult {
@@ -68,41 +92,37 @@ async fn command_check(
     run: &str,
     expect_exit: i32,
     timeout: Duration,
+    jail: &Jail,
     workspace: &Path,
     env: &[(String, String)],
 ) -> (bool, String) {
-    let mut command = tokio::process::Command::new("bash");
-    command
-        .arg("-c")
-        .arg(run)
-        .current_dir(workspace)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let spawned = jail.spawn(CommandSpec {
+        shell: Path::new("bash"),
+        script: run,
+        cwd: workspace,
+        env,
+        stdout: Stdio::piped(),
+        stderr: Stdio::piped(),
+    });
+    let mut spawned = match spawned {
+        Ok(spawned) => spawned,
         Err(err) => return (false, format!("could not start bash: {err}")),
     };
-    let pid = child.id();
-    let stdout = tokio::spawn(read_tail(child.stdout.take()));
-    let stderr = tokio::spawn(read_tail(child.stderr.take()));
-    let status = tokio::time::timeout(timeout, child.wait()).await;
+    let stdout = tokio::spawn(read_tail(spawned.child.stdout.take()));
+    let stderr = tokio::spawn(read_tail(spawned.child.stderr.take()));
+    let status = tokio::time::timeout(timeout, spawned.child.wait()).await;
     let timed_out = status.is_err();
-    // On a timeout the group dies; after a normal exit, anything the shell left running in its
-    // group must not outlive the check either.
-    kill_group(pid);
+    // On a timeout everything dies; after a normal exit, anything the shell left running must
+    // not outlive the check either.
+    spawned.kill_all().await;
     let status = match status {
         Ok(status) => status.ok(),
-        Err(_) => child.wait().await.ok(),
+        Err(_) => spawned.child.wait().await.ok(),
     };
     let out = drain(stdout).await;
     let err = drain(stderr).await;
     let mut detail = if timed_out {
-        format!("timed out after {timeout:?} (process group killed)")
+        format!("timed out after {timeout:?} (every process of the check killed)")
     } else {
         match status.and_then(|s| s.code()) {
             Some(code) => format!("exit {code} (expected {expect_exit})"),
@@ -118,15 +138,6 @@ async fn command_check(
     (passed, detail)
 }
 
-fn kill_group(pid: Option<u32>) {
-    if let Some(pid) = pid {
-        let _gone = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
 async fn drain(task: tokio::task::JoinHandle<String>) -> String {
     let abort = task.abort_handle();
     match tokio::time::timeout(DRAIN_GRACE, task).await {
@@ -134,7 +145,7 @@ async fn drain(task: tokio::task::JoinHandle<String>) -> String {
         Ok(Err(_)) => String::new(),
         Err(_) => {
             abort.abort();
-            "(output not collected: a process outside the group kept the pipe open)".to_owned()
+            "(output not collected: a process outside the check kept the pipe open)".to_owned()
         }
     }
 }
@@ -144,28 +155,15 @@ async fn read_tail<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
     let Some(mut stream) = stream else {
         return String::new();
     };
-    let mut tail: Vec<u8> = Vec::new();
-    let mut dropped = false;
+    let mut tail = Tail::new(OUTPUT_TAIL_BYTES);
     let mut buf = [0u8; 8192];
     loop {
         match stream.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                tail.extend_from_slice(&buf[..n]);
-                if tail.len() > OUTPUT_TAIL_BYTES {
-                    let cut = tail.len() - OUTPUT_TAIL_BYTES;
-                    tail.drain(..cut);
-                    dropped = true;
-                }
-            }
+            Ok(n) => tail.push(&buf[..n]),
         }
     }
-    let text = String::from_utf8_lossy(&tail).into_owned();
-    if dropped {
-        format!("[... earlier output cut, last {OUTPUT_TAIL_BYTES} bytes kept ...]\n{text}")
-    } else {
-        text
-    }
+    tail.text()
 }
 
 fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
@@ -342,7 +340,8 @@ mod tests {
         .await;
         assert!(!r.passed);
         assert!(
-            r.detail.starts_with("timed out after 300ms"),
+            r.detail
+                .starts_with("timed out after 300ms (every process of the check killed)"),
             "{}",
             r.detail
         );

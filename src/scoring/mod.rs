@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// Prices in dollars per million tokens (the one type shared with the provider config).
 pub use crate::providers::config::Price;
-pub use checks::{CheckResult, run_check, run_checks};
+pub use checks::{CheckResult, run_check, run_check_in, run_checks, run_checks_in};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
 use crate::cassettes::format::{RecordedCheck, RecordedEdits, RecordedOutcome};

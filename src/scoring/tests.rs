@@ -45,6 +45,7 @@ fn task() -> Task {
         tags: vec!["python".into()],
         normalize: vec![],
         normalize_defaults: true,
+        env: vec![],
     }
 }
 
@@ -288,6 +289,8 @@ fn score_builds_the_whole_record() {
         files_changed: 1,
         lines_added: 2,
         lines_removed: 1,
+
+        ..Default::default()
     };
     let rec = score(
         &task(),

@@ -7,8 +7,12 @@
 //! [`Task`] (checks resolved, paths checked, regexes compiled, ids unique). Every problem of every
 //! file is collected, each naming the file and the field, so one run shows them all.
 //!
-//! Depends on `agent` (for [`crate::agent::Limits`]) and `tools` (for
-//! [`crate::tools::ToolSetSpec`]) only; never on the workspace, scoring, reports or runner.
+//! A fixture whose symlinks point outside `repo/` (or are absolute, so a workspace copy would
+//! still point at the original) is refused.
+//!
+//! Depends on `agent` (for [`crate::agent::Limits`]), `tools` (for [`crate::tools::ToolSetSpec`])
+//! and `sandbox` (env names, symlink confinement) only; never on the workspace, scoring, reports
+//! or runner.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -64,6 +68,9 @@ pub struct TaskFile {
     /// setting, else on).
     #[serde(default)]
     pub normalize_defaults: Option<bool>,
+    /// Variables for the agent's commands and the checks, on top of the harness's allow-list.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// `defaults.yaml` as written. A task's own fields override these; tags and normalize rules add up.
@@ -188,6 +195,8 @@ pub struct Task {
     /// Whether the built-in rules for volatile tool output (`cassettes::noise`) apply before
     /// `normalize`: the task's `normalize_defaults`, else the suite's, else `true`.
     pub normalize_defaults: bool,
+    /// Declared variables for the agent's commands and the checks, sorted by name.
+    pub env: Vec<(String, String)>,
 }
 
 /// A validated check.
@@ -490,6 +499,32 @@ fn validate(
         .unwrap_or_default()
         .or(defaults.limits.unwrap_or_default())
         .or(LimitsFile::BUILT_IN);
+    for name in raw.env.keys() {
+        if !crate::sandbox::env::is_valid_name(name) {
+            problems.push(TaskProblem::new(
+                file,
+                Some(format!("env.{name}")),
+                "not a valid variable name (letters, digits and `_`, not starting with a digit)",
+            ));
+        } else if crate::sandbox::env::RESERVED.contains(&name.as_str()) {
+            problems.push(TaskProblem::new(
+                file,
+                Some(format!("env.{name}")),
+                "set by the harness for every run; a task cannot declare it",
+            ));
+        }
+    }
+    for link in crate::sandbox::confine::escaping_links(&folder.join("repo")) {
+        problems.push(TaskProblem::new(
+            &folder.join("repo").join(&link.link),
+            None,
+            format!(
+                "this symlink points outside the fixture (-> {}); a workspace copy would reach \
+                 the original files (make it relative, inside repo/, or copy the file in)",
+                link.target.display()
+            ),
+        ));
+    }
     let mut tags = defaults.tags.clone();
     for tag in raw.tags {
         if !tags.contains(&tag) {
@@ -515,6 +550,7 @@ fn validate(
             .normalize_defaults
             .or(defaults.normalize_defaults)
             .unwrap_or(true),
+        env: raw.env.into_iter().collect(),
     })
 }
 

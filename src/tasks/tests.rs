@@ -278,7 +278,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         .collect();
     let expected = [
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
-        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults",
+        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
         "dup-2/task.yaml: id: duplicate id 'same' (also used by dup-1/task.yaml)",
         "empty/task.yaml: missing task.yaml",
@@ -396,6 +396,7 @@ fn named(id: &str, tags: &[&str]) -> Task {
         tags: tags.iter().map(|t| t.to_string()).collect(),
         normalize: vec![],
         normalize_defaults: true,
+        env: vec![],
     }
 }
 
@@ -440,4 +441,82 @@ fn the_schema_is_published_and_valid() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
     assert_eq!(schema["title"], "harness task");
     assert!(jsonschema::meta::is_valid(&schema));
+}
+
+#[test]
+fn declared_env_is_loaded_sorted_and_reserved_or_bad_names_are_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "envs",
+        "id: envs\nprompt: p\nchecks: [{run: 'true'}]\nenv: {ZED: '1', PYTHONHASHSEED: '0'}\n",
+    );
+    let suite = load_suite(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        suite.tasks[0].env,
+        vec![
+            ("PYTHONHASHSEED".to_owned(), "0".to_owned()),
+            ("ZED".to_owned(), "1".to_owned())
+        ]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "bad",
+        "id: bad\nprompt: p\nchecks: [{run: 'true'}]\nenv: {HOME: /x, TMPDIR: /y}\n",
+    );
+    task_dir(
+        dir.path(),
+        "schema",
+        "id: schema\nprompt: p\nchecks: [{run: 'true'}]\nenv: {1X: a, OK: 3}\n",
+    );
+    let err = load_suite(dir.path()).unwrap_err();
+    let shown = messages(&err.problems).join("\n");
+    let shown = shown.replace(&format!("{}/", dir.path().display()), "");
+    assert!(
+        shown.contains(
+            "bad/task.yaml: env.HOME: set by the harness for every run; a task cannot declare it"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("bad/task.yaml: env.TMPDIR: set by the harness"),
+        "{shown}"
+    );
+    assert!(shown.contains("schema/task.yaml: env"), "{shown}");
+}
+
+#[test]
+fn fixture_symlinks_that_leave_the_fixture_are_refused() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "links",
+        "id: links\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    let repo = dir.path().join("links/repo");
+    write(&dir.path().join("links/secret.txt"), "s");
+    symlink("src/calc.py", repo.join("inside.py")).unwrap();
+    symlink("../secret.txt", repo.join("up.txt")).unwrap();
+    symlink("/etc/passwd", repo.join("src/abs")).unwrap();
+    let err = load_suite(dir.path()).unwrap_err();
+    let shown: Vec<String> = messages(&err.problems)
+        .into_iter()
+        .map(|m| m.replace(&format!("{}/", dir.path().display()), ""))
+        .collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert!(
+        shown[0].starts_with(
+            "links/repo/src/abs: this symlink points outside the fixture (-> /etc/passwd)"
+        ),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[1].starts_with(
+            "links/repo/up.txt: this symlink points outside the fixture (-> ../secret.txt)"
+        ),
+        "{shown:#?}"
+    );
 }

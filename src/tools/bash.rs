@@ -3,14 +3,16 @@
 //! full output to a temp file once it exceeds Pi's limits, and report Pi's exact texts for exit
 //! codes, timeouts and aborts.
 //!
-//! Deliberate deviations from Pi (see `DEVIATIONS.md`): the command's environment is
-//! [`ToolContext::env`] exactly (already scrubbed of secrets, and `~/.pi/agent/bin` is *not*
-//! prepended to `PATH`), and the full-output file goes to [`ToolContext::temp_dir`] instead of the
-//! host's `os.tmpdir()`.
+//! Deliberate deviations from Pi (see `DEVIATIONS.md`): the command runs under the run's sandbox
+//! ([`ToolContext::jail`]: `isolated` puts it in bubblewrap), its environment is
+//! [`ToolContext::env`] exactly (an allow-list; `~/.pi/agent/bin` is *not* prepended to `PATH`),
+//! whatever it leaves running (`&`, `setsid`, `nohup`) is killed when the call ends, and the
+//! full-output file goes to [`ToolContext::temp_dir`] instead of the host's `os.tmpdir()` and
+//! stops at [`FULL_OUTPUT_CAP`] with a notice.
 //!
-//! Depends only on the shared tool types (`tools`) and `truncate`; never on the agent loop.
+//! Depends on the shared tool types (`tools`), `truncate` and the `sandbox`; never on the agent
+//! loop.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -21,11 +23,14 @@ use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::definitions::pi_tool;
+use super::path::node_null_bytes_arg;
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, TruncationResult, format_size, js_number,
     truncate_tail,
 };
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::sandbox::CommandSpec;
+use crate::sandbox::output::{CappedFile, FULL_OUTPUT_CAP, cap_notice};
 
 /// How long Pi waits after the shell exits for the pipes to close (`waitForChildProcess`).
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
@@ -81,26 +86,28 @@ async fn run_bash(
         return Err(ToolError::new("Command aborted"));
     }
 
+    // Node refuses a NUL byte in a spawn argument before spawning (`args[1]` is the command,
+    // after `-c`).
+    if command.contains('\0') {
+        return Err(ToolError::new(node_null_bytes_arg("args[1]", command)));
+    }
+
     // One pipe for both streams: the kernel keeps the true arrival order.
     let (writer, mut pipe) = tokio::net::unix::pipe::pipe().map_err(|e| spawn_error(&e))?;
     let writer = writer.into_blocking_fd().map_err(|e| spawn_error(&e))?;
     let writer_clone = writer.try_clone().map_err(|e| spawn_error(&e))?;
-    let mut cmd = tokio::process::Command::new(shell_path(&ctx.env));
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
-        .env_clear()
-        .envs(ctx.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(writer))
-        .stderr(Stdio::from(writer_clone))
-        .process_group(0);
-    let spawned = cmd.spawn();
-    // The Command holds our copies of the write end; drop them so EOF arrives when the
-    // command (and anything it left holding the pipe) is done.
-    drop(cmd);
-    let mut child = spawned.map_err(|e| spawn_error(&e))?;
-    let pid = child.id().map(|p| p as i32);
+    let shell = shell_path(&ctx.env);
+    let mut spawned = ctx
+        .jail
+        .spawn(CommandSpec {
+            shell: &shell,
+            script: command,
+            cwd: &ctx.cwd,
+            env: &ctx.env,
+            stdout: Stdio::from(writer),
+            stderr: Stdio::from(writer_clone),
+        })
+        .map_err(|e| spawn_error(&e))?;
 
     let deadline = timeout
         .filter(|t| *t > 0.0)
@@ -121,21 +128,23 @@ async fn run_bash(
                 Ok(0) | Err(_) => pipe_open = false,
                 Ok(n) => output.append(&buf[..n])?,
             },
-            status = child.wait(), if exit.is_none() => {
+            status = spawned.child.wait(), if exit.is_none() => {
                 exit = Some(status.map_err(|e| ToolError::new(e.to_string()))?);
                 grace_end = Some(Instant::now() + EXIT_STDIO_GRACE);
             }
             _ = sleep_until_opt(grace_end), if grace_end.is_some() => break,
             _ = sleep_until_opt(deadline), if deadline.is_some() && !timed_out => {
                 timed_out = true;
-                kill_group(pid);
+                spawned.kill_group();
             }
             _ = ctx.cancel.cancelled(), if !aborted => {
                 aborted = true;
-                kill_group(pid);
+                spawned.kill_group();
             }
         }
     }
+    // Whatever the command left running (`&`, `setsid`, `nohup`) ends with the call.
+    spawned.kill_all().await;
     drop(pipe);
     // Pi checks the abort signal before the timeout flag once the wait is over.
     let interrupt = if aborted {
@@ -214,16 +223,6 @@ async fn sleep_until_opt(at: Option<Instant>) {
     }
 }
 
-/// Pi's `killProcessTree`: SIGKILL to the whole process group, falling back to the process.
-fn kill_group(pid: Option<i32>) {
-    use nix::sys::signal::{Signal, kill, killpg};
-    use nix::unistd::Pid;
-    let Some(pid) = pid else { return };
-    if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_err() {
-        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-}
-
 /// `appendStatus(t, s) = t ? t + "\n\n" + s : s`.
 fn append_status(text: &str, status: &str) -> String {
     if text.is_empty() {
@@ -267,6 +266,13 @@ fn format_output(snapshot: &Snapshot, empty_text: &str) -> (String, Option<Value
             "\n\n[Showing lines {start_line}-{end_line} of {} ({} limit). Full output: {path}]",
             t.total_lines,
             format_size(DEFAULT_MAX_BYTES)
+        ));
+    }
+    if snapshot.dropped > 0 {
+        // Deviation: Pi's file has no cap. The notice stays Pi's; this line says what is missing.
+        text.push_str(&format!(
+            "\n{}",
+            cap_notice(FULL_OUTPUT_CAP, snapshot.dropped)
         ));
     }
     let mut details = Map::new();
@@ -341,6 +347,8 @@ struct Snapshot {
     truncation: TruncationResult,
     full_output_path: Option<PathBuf>,
     last_line_bytes: usize,
+    /// Bytes the full-output file did not keep (its cap, [`FULL_OUTPUT_CAP`]).
+    dropped: u64,
 }
 
 /// Pi's `OutputAccumulator`: counts lines and bytes of everything, keeps only a rolling decoded
@@ -359,7 +367,7 @@ struct OutputAccumulator {
     total_decoded_bytes: usize,
     total_lines: usize,
     current_line_bytes: usize,
-    temp_file: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
+    temp_file: Option<CappedFile>,
     scratch: String,
 }
 
@@ -453,17 +461,17 @@ impl OutputAccumulator {
         let path = self
             .temp_dir
             .join(format!("pi-bash-{:016x}.log", rand::random::<u64>()));
-        let file = std::fs::File::create(&path)
+        let file = CappedFile::create(&path, FULL_OUTPUT_CAP)
             .map_err(|e| ToolError::new(format!("{e}, open '{}'", path.display())))?;
-        self.temp_file = Some((path, std::io::BufWriter::with_capacity(READ_CHUNK, file)));
+        self.temp_file = Some(file);
         let pending = std::mem::take(&mut self.raw_chunks);
         self.write_temp(&pending)
     }
 
     fn write_temp(&mut self, data: &[u8]) -> Result<(), ToolError> {
-        if let Some((path, file)) = &mut self.temp_file {
-            file.write_all(data)
-                .map_err(|e| ToolError::new(format!("{e}, write '{}'", path.display())))?;
+        if let Some(file) = &mut self.temp_file {
+            file.write(data)
+                .map_err(|e| ToolError::new(format!("{e}, write '{}'", file.path().display())))?;
         }
         Ok(())
     }
@@ -501,56 +509,23 @@ impl OutputAccumulator {
         if truncated {
             self.ensure_temp_file()?;
         }
-        let full_output_path = match self.temp_file.take() {
-            Some((path, mut file)) => {
-                file.flush()
+        let (full_output_path, dropped) = match self.temp_file.take() {
+            Some(file) => {
+                let path = file.path().to_path_buf();
+                let dropped = file
+                    .finish()
                     .map_err(|e| ToolError::new(format!("{e}, write '{}'", path.display())))?;
-                Some(path)
+                (Some(path), dropped)
             }
-            None => None,
+            None => (None, 0),
         };
         Ok(Snapshot {
             truncation,
             full_output_path,
             last_line_bytes: self.current_line_bytes,
+            dropped,
         })
     }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Environment scrubbing
-// ------------------------------------------------------------------------------------------------
-
-/// The environment for agent commands: the given variables minus API keys and other secrets.
-pub fn scrubbed_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
-    vars.into_iter()
-        .filter(|(k, _)| !is_secret_name(k))
-        .collect()
-}
-
-/// Whether an environment variable name looks like it holds a credential: any name containing
-/// KEY, TOKEN, SECRET, PASSWORD/PASSWD, CREDENTIAL, AUTH, SESSION or COOKIE (case-insensitive),
-/// plus a few well-known credential variables that match none of those words.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    const WORDS: [&str; 9] = [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "SESSION",
-        "COOKIE",
-    ];
-    const NAMES: [&str; 4] = [
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "AWS_PROFILE",
-        "PGPASS",
-        "NETRC",
-    ];
-    WORDS.iter().any(|w| upper.contains(w)) || NAMES.contains(&upper.as_str())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! Emulates `fd --glob --color=never --hidden --no-require-git --max-results N -- <pattern>
 //! <searchPath>` as Pi runs it: hidden files included, `.gitignore`/`.ignore`/`.fdignore`
-//! honoured even outside git repositories, `.git/` excluded, the glob matched against the file
+//! honoured even outside git repositories, `.git/` listed as fd 10 lists it, the glob matched against the file
 //! name (or, when the pattern has a `/`, the whole absolute path with a `**/` prefix), fd's smart
 //! case, directories printed with a trailing `/`; then Pi's post-processing of fd's lines.
 //! Depends only on the tool seams.
@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::resolve_to_cwd;
+use super::path::{confined, first_nul_arg, resolve_to_cwd};
 use super::truncate::js_number;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -44,6 +44,7 @@ impl Tool for FindTool {
         let path = args::search_path(&args);
         let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
+        confined(&abs, ctx)?;
         cancellable(ctx, blocking("find", move || find(&pattern, &abs, limit))).await
     }
 }
@@ -106,9 +107,8 @@ fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<St
         .git_global(false)
         .require_git(false)
         .follow_links(false)
-        .add_custom_ignore_filename(".fdignore")
-        // fd >= 9 treats `.git/` as always ignored.
-        .filter_entry(|e| !(e.file_name() == ".git" && e.file_type().is_some_and(|t| t.is_dir())));
+        // fd 10 (what Pi downloads) lists `.git/` like any hidden folder (fd 9 hid it).
+        .add_custom_ignore_filename(".fdignore");
 
     let mut found: Vec<String> = Vec::new();
     for entry in builder.build().filter_map(Result::ok) {
@@ -137,6 +137,31 @@ fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<St
 }
 
 fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
+    // Node's spawn refuses an argument with a NUL byte before fd runs: Pi's fd arguments.
+    let limit_text = js_number(limit);
+    let mut fd_args: Vec<&str> = vec![
+        "--glob",
+        "--color=never",
+        "--hidden",
+        "--no-require-git",
+        "--max-results",
+        &limit_text,
+    ];
+    let effective = if pattern.contains('/') {
+        fd_args.push("--full-path");
+        if pattern.starts_with('/') || pattern.starts_with("**/") || pattern == "**" {
+            pattern.to_owned()
+        } else {
+            format!("**/{pattern}")
+        }
+    } else {
+        pattern.to_owned()
+    };
+    let search_text = search.to_string_lossy();
+    fd_args.extend(["--", &effective, &search_text]);
+    if let Some(message) = first_nul_arg(&fd_args) {
+        return Err(ToolError::new(message));
+    }
     let max_results = parse_max_results(limit).map_err(ToolError::new)?;
     let stdout = run_fd(pattern, search, max_results).map_err(ToolError::new)?;
 
@@ -225,12 +250,43 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn directories_get_a_trailing_slash_and_git_is_excluded() {
+    async fn directories_get_a_trailing_slash_and_git_is_listed_as_fd_10_does() {
         let dir = tree(&["src/lib/x.rs", ".git/config", ".github/ci.yml"]);
         assert_eq!(
             text(dir.path(), json!({"pattern": "*"})).await,
-            ".github/\n.github/ci.yml\nsrc/\nsrc/lib/\nsrc/lib/x.rs"
+            ".git/\n.git/config\n.github/\n.github/ci.yml\nsrc/\nsrc/lib/\nsrc/lib/x.rs"
         );
+        assert_eq!(
+            text(dir.path(), json!({"pattern": "config"})).await,
+            ".git/config"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_nul_byte_in_an_argument_is_nodes_spawn_error() {
+        let dir = tree(&["a.txt"]);
+        // Checked against Pi 0.73.1 (node 20): the index counts fd's arguments.
+        for (args, want) in [
+            (
+                json!({"pattern": "a\u{0}b"}),
+                "The argument 'args[7]' must be a string without null bytes. Received 'a\\x00b'"
+                    .to_owned(),
+            ),
+            (
+                json!({"pattern": "src/a\u{0}b"}),
+                "The argument 'args[8]' must be a string without null bytes. Received '**/src/a\\x00b'"
+                    .to_owned(),
+            ),
+            (
+                json!({"pattern": "*", "path": "a\u{0}b"}),
+                format!(
+                    "The argument 'args[8]' must be a string without null bytes. Received '{}/a\\x00b'",
+                    dir.path().display()
+                ),
+            ),
+        ] {
+            assert_eq!(run(dir.path(), args).await.unwrap_err().message, want);
+        }
     }
 
     #[tokio::test]

@@ -24,12 +24,24 @@ use serde_json::Value;
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::resolve_to_cwd;
+use super::path::{confined, first_nul_arg, resolve_to_cwd};
 use super::truncate::{GREP_MAX_LINE_LENGTH, js_number, truncate_line};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// What rg adds after a pattern that contains a line terminator.
 const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.";
+
+/// What rg adds after a parse error about backreferences or look-around (its `suggest_pcre2`).
+const PCRE2_HINT: &str = "\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.";
+
+/// rg's error text with its PCRE2 suggestion where rg makes one.
+fn with_pcre2_hint(text: String) -> String {
+    if text.contains("backreferences") || text.contains("look-around") {
+        format!("{text}{PCRE2_HINT}")
+    } else {
+        text
+    }
+}
 
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
@@ -72,6 +84,7 @@ impl Tool for GrepTool {
                 .max(1.0),
         };
         let search = resolve_to_cwd(args::search_path(&args), &ctx.cwd, &ctx.home);
+        confined(&search, ctx)?;
         let cwd = ctx.cwd.clone();
         cancellable(ctx, blocking("grep", move || grep(&parsed, &search, &cwd))).await
     }
@@ -124,7 +137,7 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
                 .then(|| regex::Regex::new(&args.pattern).err())
                 .flatten();
             match plain {
-                Some(regex::Error::Syntax(text)) => text,
+                Some(regex::Error::Syntax(text)) => with_pcre2_hint(text),
                 _ => {
                     let text = e.to_string();
                     // rg appends this hint to the line-terminator error.
@@ -210,6 +223,22 @@ fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolEr
         return Err(format!("Path not found: {}", search.display()).into());
     };
     let is_directory = meta.is_dir();
+    // Node's spawn refuses an argument with a NUL byte before rg runs.
+    let search_text = search.to_string_lossy();
+    let mut rg_args: Vec<&str> = vec!["--json", "--line-number", "--color=never", "--hidden"];
+    if args.ignore_case {
+        rg_args.push("--ignore-case");
+    }
+    if args.literal {
+        rg_args.push("--fixed-strings");
+    }
+    if let Some(glob) = &args.glob {
+        rg_args.extend(["--glob", glob]);
+    }
+    rg_args.extend(["--", &args.pattern, &search_text]);
+    if let Some(message) = first_nul_arg(&rg_args) {
+        return Err(ToolError::new(message));
+    }
     let (matches, match_limit_reached) = run_rg(args, search, cwd).map_err(ToolError::new)?;
     if matches.is_empty() {
         return Ok(ToolOutput::text("No matches found"));
@@ -504,6 +533,51 @@ mod tests {
         assert_eq!(
             e.message,
             "regex parse error:\n    (\n    ^\nerror: unclosed group"
+        );
+    }
+
+    #[tokio::test]
+    async fn backreferences_and_look_around_get_rgs_pcre2_hint() {
+        let dir = tree(&[("a.txt", "x\n")]);
+        let e = run(dir.path(), json!({"pattern": "(a)\\1"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "regex parse error:\n    (a)\\1\n       ^^\nerror: backreferences are not supported\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around."
+        );
+        let e = run(dir.path(), json!({"pattern": "a(?=b)"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "regex parse error:\n    a(?=b)\n     ^^^\nerror: look-around, including look-ahead and look-behind, is not supported\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around."
+        );
+    }
+
+    #[tokio::test]
+    async fn a_nul_byte_in_an_argument_is_nodes_spawn_error() {
+        let dir = tree(&[("a.txt", "x\n")]);
+        let err = |args: Value| {
+            let dir = dir.path().to_path_buf();
+            async move { run(&dir, args).await.unwrap_err().message }
+        };
+        // Checked against Pi 0.73.1 (node 20): the index counts rg's arguments.
+        assert_eq!(
+            err(json!({"pattern": "a\u{0}b"})).await,
+            "The argument 'args[5]' must be a string without null bytes. Received 'a\\x00b'"
+        );
+        assert_eq!(
+            err(json!({"pattern": "a\u{0}b", "ignoreCase": true, "literal": true})).await,
+            "The argument 'args[7]' must be a string without null bytes. Received 'a\\x00b'"
+        );
+        assert_eq!(
+            err(json!({"pattern": "a", "glob": "a\u{0}b"})).await,
+            "The argument 'args[5]' must be a string without null bytes. Received 'a\\x00b'"
+        );
+        assert_eq!(
+            err(json!({"pattern": "a", "path": "a\u{0}b"})).await,
+            format!("Path not found: {}/a\u{0}b", dir.path().display())
         );
     }
 

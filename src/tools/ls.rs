@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::{node_fs_error, resolve_to_cwd};
+use super::path::{confined, node_fs_error, resolve_to_cwd};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Pi's default entry limit.
@@ -35,6 +35,7 @@ impl Tool for LsTool {
         let path = args::search_path(&args);
         let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
+        confined(&abs, ctx)?;
         cancellable(ctx, blocking("ls", move || list(&abs, limit))).await
     }
 }
@@ -61,10 +62,14 @@ fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
             node_fs_error(&e, "scandir", Some(abs))
         )
     })?;
-    // readdir order, then a stable sort: ties keep the order the OS listed them in, as in JS.
-    let mut names: Vec<String> = read
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    // Node's `readdirSync` returns names in byte order (libuv's scandir sorts with strcmp); the
+    // stable sort that follows keeps that order between names that collate equal.
+    let mut raw: Vec<std::ffi::OsString> =
+        read.filter_map(Result::ok).map(|e| e.file_name()).collect();
+    raw.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+    let mut names: Vec<String> = raw
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
         .collect();
     let collator = collator();
     names.sort_by(|a, b| compare_names(&collator, a, b));
@@ -114,6 +119,29 @@ mod tests {
 
     async fn text(dir: &Path, args: Value) -> String {
         first_text(run(dir, args).await)
+    }
+
+    #[tokio::test]
+    async fn names_that_collate_equal_keep_readdirs_byte_order() {
+        let dir = TempDir::new().unwrap();
+        // Created in an order unlike byte order, so directory order cannot pass for it.
+        for n in [
+            "b.txt",
+            "B.txt",
+            "a.txt",
+            "A.txt",
+            "cafe\u{301}",
+            "caf\u{e9}",
+            "Z",
+            "z",
+        ] {
+            std::fs::write(dir.path().join(n), "").unwrap();
+        }
+        // Pi 0.73.1 on the same names (node 20).
+        assert_eq!(
+            text(dir.path(), json!({})).await,
+            "A.txt\na.txt\nB.txt\nb.txt\ncafe\u{301}\ncaf\u{e9}\nZ\nz"
+        );
     }
 
     #[tokio::test]

@@ -47,8 +47,10 @@ pub struct ToolContext {
     pub home: PathBuf,
     /// Serialises `write` and `edit` per real path.
     pub queue: queue::FileMutationQueue,
-    /// The environment bash commands run with (already scrubbed of API keys).
+    /// The environment bash commands run with, exactly (an allow-list: [`crate::sandbox::env`]).
     pub env: Arc<Vec<(String, String)>>,
+    /// The sandbox of the run: how commands are spawned and which paths the file tools may use.
+    pub jail: crate::sandbox::Jail,
     /// Where bash saves the full output of a truncated command.
     pub temp_dir: PathBuf,
     /// The edit matching strategy (Pi's exact-then-fuzzy by default).
@@ -59,14 +61,16 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// A context for `cwd` with Pi's defaults: home is `cwd`, temp files in the system temp dir,
-    /// the process environment minus anything that looks like a secret, Pi's edit strategy.
+    /// the allow-listed part of the process environment, Pi's edit strategy, no confinement
+    /// (sandbox tier `none`).
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         let cwd = cwd.into();
         ToolContext {
             home: cwd.clone(),
             cwd,
             queue: queue::FileMutationQueue::default(),
-            env: Arc::new(bash::scrubbed_env(std::env::vars())),
+            env: Arc::new(crate::sandbox::env::base_env(std::env::vars())),
+            jail: crate::sandbox::Jail::unconfined(),
             temp_dir: std::env::temp_dir(),
             edit_strategy: Arc::new(edit::PiStrategy),
             cancel: CancellationToken::new(),

@@ -3,7 +3,10 @@
 //! since Pi's tools pass Node's error messages to the model unchanged.
 //!
 //! Resolution is pure string work (Node's `path.resolve`), never touching the file system, except
-//! for the existence probes of [`resolve_read_path`]. Depends on nothing else in the crate.
+//! for the existence probes of [`resolve_read_path`]. [`confined`] is the sandbox's word on a
+//! resolved path (refused outside the workspace under `workspace` and `isolated`), and
+//! [`node_null_bytes_path`] / [`node_null_bytes_arg`] are Node's texts for a NUL byte in a path or
+//! a spawn argument. Depends on the tool context and the sandbox only.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -111,6 +114,99 @@ fn node_resolve(cwd: &str, relative: &str) -> String {
         }
     }
     format!("/{}", parts.join("/"))
+}
+
+/// The sandbox's check of a resolved path for a file tool: `Ok` under `none` (Pi's behaviour),
+/// an error result when the path resolves outside the workspace otherwise.
+pub fn confined(abs: &Path, ctx: &super::ToolContext) -> Result<(), super::ToolError> {
+    ctx.jail
+        .check_path(abs)
+        .map_err(|e| super::ToolError::new(e.to_string()))
+}
+
+/// Node's `ERR_INVALID_ARG_VALUE` for a path with a NUL byte (any `fs` call).
+pub fn node_null_bytes_path(path: &str) -> String {
+    format!(
+        "The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received {}",
+        node_received(path)
+    )
+}
+
+/// Node's `ERR_INVALID_ARG_VALUE` for a spawn argument with a NUL byte (`name` is `args[N]`).
+pub fn node_null_bytes_arg(name: &str, value: &str) -> String {
+    format!(
+        "The argument '{name}' must be a string without null bytes. Received {}",
+        node_received(value)
+    )
+}
+
+/// The error Node's `spawn` gives for the first of `args` holding a NUL byte, if any.
+pub fn first_nul_arg(args: &[&str]) -> Option<String> {
+    args.iter()
+        .position(|a| a.contains('\0'))
+        .map(|i| node_null_bytes_arg(&format!("args[{i}]"), args[i]))
+}
+
+/// `util.inspect(value)` cut as Node's error messages cut it: past 128 UTF-16 units, the first
+/// 128 and `...`.
+fn node_received(value: &str) -> String {
+    let inspected = node_inspect_string(value);
+    let units: Vec<u16> = inspected.encode_utf16().collect();
+    if units.len() > 128 {
+        format!("{}...", String::from_utf16_lossy(&units[..128]))
+    } else {
+        inspected
+    }
+}
+
+/// Node's `util.inspect` of a string at the top level: quoted (`'`, else `"`, else a backtick,
+/// whichever the text lacks), control characters, `\` and the chosen quote escaped; a string
+/// longer than 16 and than 76 UTF-16 units is split after each newline into quoted pieces joined
+/// by ` +\n  `.
+pub fn node_inspect_string(value: &str) -> String {
+    let len = value.encode_utf16().count();
+    // Node: `length > kMinLineWidth (16) && length > breakLength (80) - indentation (0) - 4`.
+    if len > 76 && value.contains('\n') {
+        let pieces: Vec<String> = value.split_inclusive('\n').map(node_quote_string).collect();
+        return pieces.join(" +\n  ");
+    }
+    node_quote_string(value)
+}
+
+/// Node's `strEscape`: one quoted piece.
+fn node_quote_string(s: &str) -> String {
+    let quote = if !s.contains('\'') {
+        '\''
+    } else if !s.contains('"') {
+        '"'
+    } else if !s.contains('`') && !s.contains("${") {
+        '`'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        let code = c as u32;
+        match c {
+            '\x08' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\x0C' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ if code < 0x20 || (0x7F..0xA0).contains(&code) => {
+                out.push_str(&format!("\\x{code:02X}"));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
 }
 
 /// Node's error code for an I/O error (`ENOENT`, `EACCES`, …), `UNKNOWN` if there is none.
@@ -265,6 +361,52 @@ mod tests {
         assert_eq!(
             resolve_read_path("it's.txt", cwd, cwd),
             cwd.join("it's.txt")
+        );
+    }
+
+    #[test]
+    fn node_null_byte_texts_match_node_20() {
+        // Each expected text is what node 20 printed for the same string.
+        let arg = |s: &str| node_null_bytes_arg("args[0]", s);
+        let pre = "The argument 'args[0]' must be a string without null bytes. Received ";
+        assert_eq!(arg("a\0"), format!("{pre}'a\\x00'"));
+        assert_eq!(arg("short\0\n"), format!("{pre}'short\\x00\\n'"));
+        assert_eq!(arg("'\0\n"), format!("{pre}\"'\\x00\\n\""));
+        assert_eq!(arg("it's \"q\"\0"), format!("{pre}`it's \"q\"\\x00`"));
+        assert_eq!(
+            arg("it's \"q\" `b`\0"),
+            format!("{pre}'it\\'s \"q\" `b`\\x00'")
+        );
+        assert_eq!(
+            arg("back\\slash\0\t\r\n\u{1b}\u{7f}\u{85} \u{e9} \u{1F600}"),
+            format!("{pre}'back\\\\slash\\x00\\t\\r\\n\\x1B\\x7F\\x85 \u{e9} \u{1F600}'")
+        );
+        let digits79 = "0123456789".repeat(8)[..79].to_owned();
+        assert_eq!(
+            arg(&format!("{digits79}\0\nx")),
+            format!("{pre}'{digits79}\\x00\\n' +\n  'x'")
+        );
+        assert_eq!(
+            arg(
+                "echo first line is long enough to pass the break length of eighty chars for sure yes\necho two\0\necho three"
+            ),
+            format!(
+                "{pre}'echo first line is long enough to pass the break length of eighty chars for sure yes\\n' +\n  'echo two\\x00\\n' +\n  'echo three'"
+            )
+        );
+        let hundred = "0123456789".repeat(10);
+        assert_eq!(
+            arg(&format!("ab\0\n\n\ncd{hundred}")),
+            format!(
+                "{pre}'ab\\x00\\n' +\n  '\\n' +\n  '\\n' +\n  'cd{}...",
+                &hundred[..92]
+            )
+        );
+        let long = format!("echo {}\0b", "a".repeat(141));
+        assert_eq!(arg(&long), format!("{pre}'echo {}...", "a".repeat(122)));
+        assert_eq!(
+            node_null_bytes_path("/dev/zer\0o"),
+            "The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received '/dev/zer\\x00o'"
         );
     }
 

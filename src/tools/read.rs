@@ -11,6 +11,7 @@
 //! Pi's own "could not be resized" text, which Pi also produces when resizing fails.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -19,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{node_fs_error, resolve_read_path};
+use super::path::{confined, node_fs_error, node_null_bytes_path, resolve_read_path};
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
 };
@@ -31,6 +32,9 @@ const MAX_IMAGE_SIDE: u32 = 2000;
 const MAX_IMAGE_BASE64_BYTES: usize = 4_718_592;
 /// `file-type` looks at this many bytes.
 const SNIFF_BYTES: usize = 4100;
+/// The most `read` takes from one file: 64 MiB. Pi reads the whole file, however large
+/// (deviation: past this, the rest of the file is left out and a notice says so).
+pub const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
 
 pi_tool! {
     /// Pi's `read` tool.
@@ -49,6 +53,7 @@ impl Tool for ReadTool {
         let offset = args::number(&args, "offset");
         let limit = args::number(&args, "limit");
         let abs = resolve_read_path(&path, &ctx.cwd, &ctx.home);
+        confined(&abs, ctx)?;
         cancellable(
             ctx,
             blocking("read", move || read_file(&path, &abs, offset, limit)),
@@ -64,23 +69,76 @@ fn read_file(
     offset: Option<f64>,
     limit: Option<f64>,
 ) -> Result<ToolOutput, ToolError> {
-    // Pi checks `fs.access(R_OK)`; opening for reading fails the same way.
-    let mut file = std::fs::File::open(abs)
+    if abs.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
+    }
+    // Pi checks `fs.access(R_OK)`; opening for reading fails the same way. Non-blocking, so a
+    // FIFO without a writer does not hang the open (regular files ignore the flag).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(abs)
         .map_err(|e| ToolError::new(node_fs_error(&e, "access", Some(abs))))?;
-    let size_hint = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(size_hint.max(SNIFF_BYTES));
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
+    // Deviation: Pi reads FIFOs and devices until they end (`/dev/zero` never does).
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(ToolError::new(format!(
+            "Not a regular file: {} ({}); read only reads regular files",
+            abs.display(),
+            file_kind(&meta.file_type())
+        )));
+    }
+    let size = meta.len();
+    let mut bytes = Vec::with_capacity((size.min(MAX_READ_BYTES) as usize).max(SNIFF_BYTES));
+    let mut file = file.take(MAX_READ_BYTES);
     (&mut file)
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
-    file.read_to_end(&mut bytes)
-        .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
 
     if let Some(mime) = sniff_image_mime(&bytes[..bytes.len().min(SNIFF_BYTES)]) {
+        // Base64 of more than this many bytes cannot fit Pi's inline limit: no need to read it.
+        if size > (MAX_IMAGE_BASE64_BYTES / 4 * 3) as u64 {
+            return Ok(ToolOutput::text(format!(
+                "Read image file [{mime}]\n[Image omitted: could not be resized below the inline image size limit.]"
+            )));
+        }
+        file.read_to_end(&mut bytes)
+            .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
         return Ok(image_output(&bytes, mime));
     }
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
     let text = String::from_utf8_lossy(&bytes);
-    read_text(raw_path, &text, offset, limit)
+    let mut out = read_text(raw_path, &text, offset, limit)?;
+    if size > MAX_READ_BYTES {
+        if let Some(Content::Text { text }) = out.content.first_mut() {
+            text.push_str(&format!(
+                "\n\n[harness: only the first {} of this {} file were read; line numbers and totals count that part]",
+                format_size(MAX_READ_BYTES as usize),
+                format_size(size as usize)
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// What kind of non-regular file this is, for the error text.
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// The image branch: offset and limit are ignored; details are undefined.

@@ -2,6 +2,7 @@
 //! symlinks), report the content's UTF-16 length as "bytes". Runs in the per-file mutation queue
 //! so writes and edits to one file apply in call order. Depends only on the tool seams.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use async_trait::async_trait;
@@ -9,7 +10,7 @@ use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{node_fs_error, resolve_to_cwd};
+use super::path::{confined, node_fs_error, node_null_bytes_path, resolve_to_cwd};
 use super::truncate::utf16_len;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -29,6 +30,7 @@ impl Tool for WriteTool {
         let path = args::text_or_empty(&args, "path");
         let content = args::text_or_empty(&args, "content");
         let abs = resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        confined(&abs, ctx)?;
         // Take the queue place now, before any await, so same-file calls keep call order.
         let target = abs.clone();
         let queued = ctx.queue.run(
@@ -43,13 +45,26 @@ impl Tool for WriteTool {
 }
 
 /// `mkdir(dirname, {recursive: true})` then `writeFile`; returns the content's UTF-16 length.
+/// Node's errors: a NUL byte in the path fails the first call that gets it (`mkdir` if the
+/// directory part has one), an `open` failure names the path, a failed `write` does not.
 fn write_file(abs: &PathBuf, content: &str) -> Result<usize, ToolError> {
+    let has_nul = |p: &std::path::Path| p.as_os_str().as_encoded_bytes().contains(&0);
     if let Some(parent) = abs.parent() {
+        if has_nul(parent) {
+            return Err(ToolError::new(node_null_bytes_path(
+                &parent.to_string_lossy(),
+            )));
+        }
         std::fs::create_dir_all(parent)
             .map_err(|e| ToolError::new(node_fs_error(&e, "mkdir", Some(parent))))?;
     }
-    std::fs::write(abs, content)
+    if has_nul(abs) {
+        return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
+    }
+    let mut file = std::fs::File::create(abs)
         .map_err(|e| ToolError::new(node_fs_error(&e, "open", Some(abs))))?;
+    file.write_all(content.as_bytes())
+        .map_err(|e| ToolError::new(node_fs_error(&e, "write", None)))?;
     Ok(utf16_len(content))
 }
 

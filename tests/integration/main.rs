@@ -12,5 +12,6 @@ mod regression;
 mod reports;
 mod retry;
 mod run;
+mod sandbox;
 mod tasks;
 mod volatile;

@@ -23,6 +23,7 @@ fn task(id: &str) -> Task {
         tags: vec![],
         normalize: vec![],
         normalize_defaults: true,
+        env: vec![],
     }
 }
 

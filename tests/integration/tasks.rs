@@ -93,7 +93,9 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
         task,
         &run(&task.prompt),
         checks,
-        &untouched.diff().unwrap(),
+        &untouched
+            .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))
+            .unwrap(),
         ScoreInputs {
             provider: "scripted".into(),
             model: "fixer".into(),
@@ -119,7 +121,9 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     let checks = run_checks(task, fixed.path(), &env()).await;
     assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
     assert!(fixed.path().join("__pycache__").exists());
-    let diff = fixed.diff().unwrap();
+    let diff = fixed
+        .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))
+        .unwrap();
     assert_eq!(
         (diff.files_changed, diff.lines_added, diff.lines_removed),
         (1, 1, 1)
@@ -201,7 +205,9 @@ fn the_shipped_suite_loads_and_copies_cleanly() {
     assert!(!suite.tasks.is_empty());
     for task in &suite.tasks {
         let ws = Workspace::create(task, false).unwrap();
-        let diff = ws.diff().unwrap();
+        let diff = ws
+            .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))
+            .unwrap();
         assert_eq!(diff.files_changed, 0, "{}: {}", task.id, diff.unified);
     }
 }

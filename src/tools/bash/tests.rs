@@ -1,5 +1,5 @@
 //! Tests of the bash tool against real subprocesses: merged output, exit codes, timeouts that
-//! kill the process group, truncation with the full-output file, invalid UTF-8, scrubbed env.
+//! kill the process group, truncation with the full-output file, invalid UTF-8, the exact environment, no leftovers.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -430,43 +430,43 @@ fn accumulator_memory_stays_bounded_and_counts_globally() {
 }
 
 #[tokio::test]
-async fn secrets_in_the_parent_environment_never_reach_the_command() {
+async fn the_command_gets_exactly_the_context_environment() {
     let (_d, mut ctx) = ctx();
-    ctx.env = Arc::new(scrubbed_env(vec![
+    ctx.env = Arc::new(crate::sandbox::env::base_env(vec![
         ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
         ("ANTHROPIC_API_KEY".to_owned(), "sk-ant-secret".to_owned()),
-        ("OPENAI_API_KEY".to_owned(), "sk-secret".to_owned()),
-        ("GH_TOKEN".to_owned(), "ghp_secret".to_owned()),
-        ("AWS_SECRET_ACCESS_KEY".to_owned(), "aws-secret".to_owned()),
-        ("HARNESS_VISIBLE".to_owned(), "yes".to_owned()),
+        ("HARNESS_INVISIBLE".to_owned(), "no".to_owned()),
     ]));
     let out = run(&ctx, json!({"command": "env"})).await.unwrap();
     let t = text(&out);
-    assert!(t.contains("HARNESS_VISIBLE=yes"), "{t}");
     assert!(!t.contains("secret"), "{t}");
-    assert!(!t.contains("API_KEY"), "{t}");
+    assert!(!t.contains("HARNESS_INVISIBLE"), "{t}");
     // Not even PI's own bin dir: PATH is exactly what the context gives.
     assert!(t.contains("PATH=/usr/bin:/bin\n"), "{t}");
 }
 
-#[test]
-fn secret_names() {
-    for name in [
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
-        "GITHUB_TOKEN",
-        "aws_secret_access_key",
-        "AWS_SESSION_TOKEN",
-        "DB_PASSWORD",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "HTTP_AUTHORIZATION",
-    ] {
-        assert!(is_secret_name(name), "{name}");
-    }
-    for name in ["PATH", "HOME", "LANG", "TERM", "CARGO_HOME", "USER"] {
-        assert!(!is_secret_name(name), "{name}");
-    }
+#[tokio::test]
+async fn background_setsid_and_nohup_children_die_with_the_call() {
+    let (_d, ctx) = ctx();
+    let marker = format!("harness-bash-test-{:x}", rand::random::<u64>());
+    let command = format!(
+        "sleep 1000 & setsid sleep 1000 & nohup sleep 1000 >/dev/null 2>&1 & \
+         (setsid bash -c 'exec -a {marker} sleep 1000' &); echo started"
+    );
+    let out = run(&ctx, json!({"command": command})).await.unwrap();
+    assert_eq!(text(&out), "started\n");
+    // The double-forked, renamed one is the hardest: nothing by its name may be left.
+    let alive: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline.contains(&marker).then_some(cmdline)
+        })
+        .collect();
+    assert!(alive.is_empty(), "left running: {alive:?}");
 }
 
 #[test]

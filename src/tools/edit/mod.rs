@@ -125,6 +125,9 @@ impl Tool for EditTool {
             }
         };
         let abs = crate::tools::path::resolve_to_cwd(&path, &ctx.cwd, &ctx.home);
+        if let Err(denied) = crate::tools::path::confined(&abs, ctx) {
+            return Err(reporter.fail(denied.message, Vec::new(), EditFailure::File));
+        }
         let cancel = ctx.cancel.clone();
         // The queue place is taken here, synchronously, so calls apply in call order.
         let key = abs.clone();
@@ -223,6 +226,12 @@ fn edit_file(
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
     use nix::unistd::{AccessFlags, access};
+    // Node's `fs.access` rejects a NUL byte before any system call, with this code.
+    if abs.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(file_error(format!(
+            "Could not edit file: {path}. Error code: ERR_INVALID_ARG_VALUE."
+        )));
+    }
     if let Err(errno) = access(abs, AccessFlags::R_OK | AccessFlags::W_OK) {
         return Err(file_error(format!(
             "Could not edit file: {path}. Error code: {errno:?}."

@@ -1,0 +1,308 @@
+//! Spawning the agent's commands under a sandbox tier, and killing every process they started.
+//!
+//! Every spawned command gets a tag of its own in its environment ([`TAG_VAR`]), which its
+//! children inherit through `&`, `setsid`, `nohup` and double forks alike. [`Spawned::kill_all`]
+//! kills the command's process group, then every process on the machine whose environment
+//! carries the tag, pass after pass until none is left (a process forking while it is being
+//! killed is found on the next pass). Under `isolated` the command also runs as the only tree of
+//! its own PID namespace (bubblewrap with `--die-with-parent`): when its shell ends, or the
+//! harness dies, the kernel kills everything left in the namespace.
+//!
+//! What the tag cannot catch, outside `isolated`: a process that drops its environment
+//! (`env -i setsid …`), makes itself unreadable (non-dumpable, or another user), or is started by
+//! a service outside the tree (`systemd-run`, `at`, a container daemon).
+//!
+//! Depends on nothing else in the crate.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// The environment variable tagging every process a spawned command starts.
+pub const TAG_VAR: &str = "HARNESS_SANDBOX_TAG";
+
+/// Kill passes at most (each sleeps a moment so the killed can die and the forked can appear).
+const MAX_PASSES: usize = 50;
+
+/// Hands out the tags of one [`super::Sandbox`]: `<instance>-<n>`.
+#[derive(Debug)]
+pub(crate) struct Tags {
+    instance: String,
+    next: AtomicU64,
+}
+
+impl Tags {
+    pub(crate) fn new() -> Self {
+        Tags {
+            instance: format!("{:016x}", rand::random::<u64>()),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    fn next(&self) -> String {
+        format!(
+            "{}-{}",
+            self.instance,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// Kills every process any command of this instance started.
+    pub(crate) fn kill_everything(&self) {
+        kill_tagged(None, &format!("{}-", self.instance), false);
+    }
+}
+
+/// What to run: `shell -c script` in `cwd` with exactly `env` (plus the tag).
+pub struct CommandSpec<'a> {
+    pub shell: &'a Path,
+    pub script: &'a str,
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub stdout: Stdio,
+    pub stderr: Stdio,
+}
+
+/// How to wrap a command in bubblewrap: the binary and the mounts of the `isolated` tier.
+#[derive(Debug, Clone)]
+pub(crate) struct Bwrap {
+    pub(crate) path: PathBuf,
+    /// The host's home folder, hidden behind an empty tmpfs (dotfiles hold credentials).
+    pub(crate) hide: Option<PathBuf>,
+    /// Folders under the hidden home the commands still need, read-only (toolchains, PATH).
+    pub(crate) keep: Vec<PathBuf>,
+}
+
+/// The flags that make a sandbox: no network, own PID, mount, IPC, UTS and user namespaces, no
+/// capabilities, a new session (no terminal injection), dead with its parent.
+pub(crate) const ISOLATION_FLAGS: [&str; 6] = [
+    "--die-with-parent",
+    "--unshare-all",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+];
+
+/// Where a run's commands may write under `isolated`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mounts {
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) tmp: Option<PathBuf>,
+    /// bash's full-output files, readable (not writable) so the agent can follow Pi's notice.
+    pub(crate) logs: Option<PathBuf>,
+}
+
+impl Bwrap {
+    /// bubblewrap's arguments up to (not including) `--`. The order matters: later mounts go
+    /// on top of earlier ones.
+    pub(crate) fn args(&self, mounts: &Mounts, cwd: &Path) -> Vec<OsString> {
+        let mut a: Vec<OsString> = ISOLATION_FLAGS.iter().map(OsString::from).collect();
+        a.extend(["/".into(), "/".into()]);
+        a.extend([
+            "--dev".into(),
+            "/dev".into(),
+            "--proc".into(),
+            "/proc".into(),
+        ]);
+        if Path::new("/run").is_dir() {
+            // Sockets of host services (container daemons, session buses) live there.
+            a.extend(["--tmpfs".into(), "/run".into()]);
+        }
+        if let Some(home) = &self.hide {
+            a.extend(["--tmpfs".into(), home.into()]);
+            for keep in &self.keep {
+                a.extend(["--ro-bind-try".into(), keep.into(), keep.into()]);
+            }
+        }
+        match &mounts.tmp {
+            Some(tmp) => a.extend(["--bind".into(), tmp.into(), "/tmp".into()]),
+            None => a.extend(["--tmpfs".into(), "/tmp".into()]),
+        }
+        for dir in [&mounts.root, &mounts.home].into_iter().flatten() {
+            a.extend(["--bind".into(), dir.into(), dir.into()]);
+        }
+        if let Some(logs) = &mounts.logs {
+            a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
+        }
+        a.extend(["--chdir".into(), cwd.into()]);
+        a
+    }
+}
+
+/// Spawns `spec`, inside bubblewrap when `bwrap` is given, tagged with a fresh tag of `tags`.
+pub(crate) fn spawn(
+    spec: CommandSpec<'_>,
+    bwrap: Option<(&Bwrap, &Mounts)>,
+    tags: &Arc<Tags>,
+) -> io::Result<Spawned> {
+    let tag = tags.next();
+    let mut cmd = match bwrap {
+        Some((b, mounts)) => {
+            let mut cmd = tokio::process::Command::new(&b.path);
+            cmd.args(b.args(mounts, spec.cwd)).arg("--").arg(spec.shell);
+            cmd
+        }
+        None => tokio::process::Command::new(spec.shell),
+    };
+    cmd.arg("-c")
+        .arg(spec.script)
+        .current_dir(spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(TAG_VAR, &tag)
+        .stdin(Stdio::null())
+        .stdout(spec.stdout)
+        .stderr(spec.stderr)
+        .process_group(0);
+    let spawned = cmd.spawn();
+    // The Command holds copies of the caller's pipe ends; let them go so EOF can arrive.
+    drop(cmd);
+    let child = spawned?;
+    let pgid = child.id().map(|p| p as i32);
+    Ok(Spawned {
+        child,
+        tag,
+        pgid,
+        cleaned: false,
+    })
+}
+
+/// A running command. Dropping it kills everything it started.
+pub struct Spawned {
+    pub child: tokio::process::Child,
+    tag: String,
+    pgid: Option<i32>,
+    cleaned: bool,
+}
+
+impl Spawned {
+    /// The tag in the environment of every process of this command.
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// Kills the command's process group at once (Pi's `killProcessTree`); [`Spawned::kill_all`]
+    /// gets the rest.
+    pub fn kill_group(&self) {
+        if let Some(pid) = self.pgid {
+            if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_err() {
+                let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+    }
+
+    /// Kills the command and every process it started (see the module docs).
+    pub async fn kill_all(&mut self) {
+        let tag = self.tag.clone();
+        let pgid = self.pgid;
+        let _done = tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
+        self.cleaned = true;
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if !self.cleaned {
+            kill_tagged(self.pgid, &self.tag, true);
+        }
+    }
+}
+
+/// Kills group `pgid`, then every process whose environment has `TAG_VAR=tag` (or, when not
+/// `exact`, a tag starting with `tag`), until none is found.
+pub(crate) fn kill_tagged(pgid: Option<i32>, tag: &str, exact: bool) {
+    if let Some(pid) = pgid {
+        let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    let entry = format!("{TAG_VAR}={tag}");
+    for _ in 0..MAX_PASSES {
+        let found = tagged_pids(entry.as_bytes(), exact);
+        if found.is_empty() {
+            return;
+        }
+        for pid in found {
+            let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The live processes (never this one) whose environment has `entry` (exactly, or as a prefix).
+pub(crate) fn tagged_pids(entry: &[u8], exact: bool) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        // Zombies have an empty environ; unreadable processes are skipped.
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let hit = environ.split(|b| *b == 0).any(|var| {
+            if exact {
+                var == entry
+            } else {
+                var.starts_with(entry)
+            }
+        });
+        if hit {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bwrap_mounts_come_in_order() {
+        let b = Bwrap {
+            path: "bwrap".into(),
+            hide: Some("/home/u".into()),
+            keep: vec!["/home/u/.cargo".into()],
+        };
+        let mounts = Mounts {
+            root: Some("/tmp/ws".into()),
+            home: Some("/tmp/run/home".into()),
+            tmp: Some("/tmp/run/tmp".into()),
+            logs: Some("/tmp/run/logs".into()),
+        };
+        let args: Vec<String> = b
+            .args(&mounts, Path::new("/tmp/ws"))
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let run = if Path::new("/run").is_dir() {
+            " --tmpfs /run"
+        } else {
+            ""
+        };
+        assert_eq!(
+            args.join(" "),
+            format!(
+                "--die-with-parent --unshare-all --new-session --cap-drop ALL --ro-bind / / \
+                 --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
+                 --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
+                 --ro-bind /tmp/run/logs /tmp/run/logs --chdir /tmp/ws"
+            )
+        );
+    }
+}

@@ -1,0 +1,807 @@
+//! The sandbox, end to end: keys never reach the agent (its next request, the transcript, the
+//! cassette), the file tools stay inside the workspace under `workspace` and `isolated`, bash
+//! cannot escape under `isolated` (other processes' `/proc`, the network, files outside), no
+//! process outlives its call or its run, output and reads stay bounded, and the Pi fidelity
+//! fixes. Tests of the `isolated` tier print a `SKIPPED` line and return when bubblewrap cannot
+//! make a sandbox on this machine (`.ci/run` installs it, so CI runs them).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use harness::providers::ApiKind;
+use harness::sandbox::{Jail, Sandbox, Scratch, Tier};
+use harness::testkit;
+use harness::tools::{ToolContext, ToolResult, ToolSet, ToolSetSpec};
+
+/// Fake secrets, each unlike anything else in a run.
+const SECRETS: [(&str, &str); 9] = [
+    (
+        "ANTHROPIC_API_KEY",
+        "sk-ant-api03-fakefakefakefakefake0123456789",
+    ),
+    ("LLM_ACCESS", "llm-access-fake-value-7d1c0ffee"),
+    ("MY_SECRET", "my-secret-fake-value-41424344"),
+    (
+        "AWS_SECRET_ACCESS_KEY",
+        "aws-secret-fake-value-wJalrXUtnFEMI",
+    ),
+    (
+        "DATABASE_URL",
+        "postgres://app:db-password-fake-9911@db:5432/app",
+    ),
+    ("GH_PAT", "gh-pat-fake-value-0000111122223333"),
+    (
+        "SENTRY_DSN",
+        "https://sentry-dsn-fake-value@o1.ingest.example/1",
+    ),
+    ("DOCKER_PASS", "docker-pass-fake-value-5566"),
+    ("HARNESS_TEST_PLAIN", "plain-visible-value-not-secret"),
+];
+
+/// The secret part of each value (the password of the URL, the whole value otherwise).
+fn secret_parts() -> Vec<&'static str> {
+    SECRETS
+        .iter()
+        .filter(|(k, _)| *k != "HARNESS_TEST_PLAIN")
+        .map(|(k, v)| match *k {
+            "DATABASE_URL" => "db-password-fake-9911",
+            "SENTRY_DSN" => "sentry-dsn-fake-value",
+            _ => v,
+        })
+        .collect()
+}
+
+/// The isolated sandbox, or `None` after printing why its tests are skipped.
+fn isolated_or_skip(test: &str) -> Option<Sandbox> {
+    let sandbox = Sandbox::detect(Some(Tier::Isolated));
+    if sandbox.tier() == Tier::Isolated {
+        return Some(sandbox);
+    }
+    println!(
+        "SKIPPED {test}: the isolated tier is unavailable here: {}",
+        sandbox.notice().unwrap_or("no reason given")
+    );
+    None
+}
+
+fn context(jail: Jail, cwd: &Path, scratch: &Scratch) -> ToolContext {
+    let mut ctx = ToolContext::new(cwd);
+    ctx.env = Arc::new(harness::sandbox::env::run_env(
+        &harness::sandbox::env::base_env(std::env::vars()),
+        scratch.home(),
+        if jail.tmp_is_private() {
+            Path::new("/tmp")
+        } else {
+            scratch.tmp()
+        },
+        &[],
+    ));
+    ctx.temp_dir = scratch.logs().to_path_buf();
+    ctx.jail = jail.with_scratch(scratch);
+    ctx
+}
+
+async fn call(ctx: &ToolContext, tool: &str, args: Value) -> ToolResult {
+    let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
+    tools.call(tool, args, ctx).await
+}
+
+fn text(result: &ToolResult) -> &str {
+    result.content[0].as_text().unwrap_or_default()
+}
+
+/// A workspace folder (canonical) next to an `outside` folder holding `secret.txt`.
+fn workspace_and_outside() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(ws.join("src/a.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "outside secret\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink("../outside", ws.join("updir")).unwrap();
+    (dir, ws, outside)
+}
+
+/// Processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline
+                .contains(marker)
+                .then(|| format!("{pid}: {cmdline}"))
+        })
+        .collect()
+}
+
+/// A `sleep` argument no other process has: 1000 seconds and a random fraction.
+fn unique_sleep() -> String {
+    format!("1000.{}", rand::random::<u32>())
+}
+
+// ------------------------------------------------------------------------------------------------
+// Point 1: secrets
+// ------------------------------------------------------------------------------------------------
+
+/// Writes a one-task suite whose provider `fake` reads its key from `LLM_ACCESS` (harness.yaml)
+/// and whose check fails if any secret is visible to it.
+fn secret_suite(root: &Path, base_url: &str) -> PathBuf {
+    let suite = root.join("tasks");
+    let task = suite.join("peek");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("repo/README.md"), "nothing here\n").unwrap();
+    let parts = secret_parts().join("|");
+    std::fs::write(
+        task.join("task.yaml"),
+        format!(
+            "id: peek\nprompt: Look around.\ntools: coding\nchecks:\n  - name: no secret visible\n    run: \"! (env; tr '\\\\0' '\\\\n' < /proc/$PPID/environ; cat /proc/*/environ) 2>/dev/null | grep -aqE '{parts}'\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        suite.join("harness.yaml"),
+        format!(
+            "providers:\n  fake:\n    api: anthropic-messages\n    base_url: {base_url}\n    key_env: LLM_ACCESS\n"
+        ),
+    )
+    .unwrap();
+    suite
+}
+
+const PEEK: &str = "tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; env; echo ---; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'";
+
+/// Runs `harness run` (record mode) with the fake secrets in its environment; checks the next
+/// request, the transcript and the cassette hold none of them.
+async fn secrets_stay_out(tier: Tier) {
+    let script = testkit::parse_script(
+        &format!(
+            "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: {}}}\n  - text: done\n",
+            serde_json::to_string(PEEK).unwrap()
+        ),
+        "peek.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = secret_suite(dir.path(), &server.base_url());
+    let cassettes = dir.path().join("cassettes");
+    let reports = dir.path().join("reports");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.arg("run")
+        .arg(&suite)
+        .args([
+            "--record",
+            "--model",
+            "fake/scripted",
+            "--sandbox",
+            tier.name(),
+        ])
+        .arg("--cassettes")
+        .arg(&cassettes)
+        .arg("--reports")
+        .arg(&reports)
+        .current_dir(dir.path())
+        .envs(SECRETS);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{tier}: {stderr}");
+    // The key was found after sealing: the vault still serves the provider.
+    assert_eq!(
+        requests[0].header("x-api-key"),
+        Some("llm-access-fake-value-7d1c0ffee"),
+        "{tier}"
+    );
+    let next = requests[1].body.to_string();
+    // The command did run and dumped environments (the test can see it worked) ...
+    assert!(next.contains("HARNESS_SANDBOX_TAG="), "{tier}: {next}");
+    assert!(next.contains("PATH="), "{tier}: {next}");
+    // (Under `workspace` the dump also shows every other process of the machine, so whether
+    // a plain variable is passed on is checked by the environment's own tests.)
+    let transcript = walk_text(&reports, "transcript.md");
+    let cassette = walk_text(&cassettes, ".yaml");
+    assert!(
+        !transcript.is_empty() && !cassette.is_empty(),
+        "{tier}: {stderr}"
+    );
+    // ... and no secret is anywhere.
+    for secret in secret_parts() {
+        assert!(
+            !next.contains(secret),
+            "{tier}: {secret} in the next request"
+        );
+        assert!(
+            !transcript.contains(secret),
+            "{tier}: {secret} in the transcript"
+        );
+        assert!(
+            !cassette.contains(secret),
+            "{tier}: {secret} in the cassette"
+        );
+    }
+    let runs = walk_text(&reports, "runs.csv");
+    assert!(
+        runs.contains(",passed,"),
+        "{tier}: the check saw a secret: {runs}\n{stderr}"
+    );
+}
+
+/// The concatenated text of every file under `dir` whose name ends with `suffix`.
+fn walk_text(dir: &Path, suffix: &str) -> String {
+    let mut out = String::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push_str(&walk_text(&p, suffix));
+        } else if p.to_string_lossy().ends_with(suffix) {
+            out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_agent_under_workspace() {
+    secrets_stay_out(Tier::Workspace).await;
+}
+
+#[tokio::test]
+async fn secrets_never_reach_the_agent_under_isolated() {
+    if isolated_or_skip("secrets_never_reach_the_agent_under_isolated").is_none() {
+        return;
+    }
+    secrets_stay_out(Tier::Isolated).await;
+}
+
+#[tokio::test]
+async fn key_values_are_redacted_from_transcripts_and_reports() {
+    // The model itself repeats the key in use (it could only have guessed it): the transcript
+    // and the reports show `[REDACTED]`.
+    let key = "llm-access-fake-value-7d1c0ffee";
+    let script = testkit::parse_script(
+        &format!(
+            "turns:\n  - text: 'the key is {key} and MY_SECRET is my-secret-fake-value-41424344'\n"
+        ),
+        "echo-key.yaml",
+    )
+    .unwrap();
+    let server = testkit::start(script, ApiKind::AnthropicMessages).await;
+    let dir = tempfile::tempdir().unwrap();
+    let suite = secret_suite(dir.path(), &server.base_url());
+    let reports = dir.path().join("reports");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.arg("run")
+        .arg(&suite)
+        .args(["--cassette-mode", "live", "--model", "fake/scripted"])
+        .arg("--reports")
+        .arg(&reports)
+        .current_dir(dir.path())
+        .envs(SECRETS);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let transcript = walk_text(&reports, "transcript.md") + &walk_text(&reports, "transcript.json");
+    assert!(
+        transcript.contains("the key is [REDACTED] and MY_SECRET is [REDACTED]"),
+        "{stderr}\n{transcript}"
+    );
+    assert!(!transcript.contains(key));
+    assert!(!transcript.contains("my-secret-fake-value"));
+}
+
+#[tokio::test]
+async fn the_harness_environment_holds_no_key_after_sealing() {
+    // `harness tool` seals too: its bash reads the harness's own environ.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["tool", "bash", "--args"])
+        .arg(json!({"command": "tr '\\0' '\\n' < /proc/$PPID/environ"}).to_string())
+        .current_dir(dir.path())
+        .envs(SECRETS)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("HARNESS_TEST_PLAIN=plain-visible-value"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("HARNESS_SEALED_FD="), "{stdout}");
+    // Without a harness.yaml naming it, LLM_ACCESS is not known to be a key (nor key-shaped).
+    assert!(stdout.contains("LLM_ACCESS=llm-access-fake"), "{stdout}");
+    for secret in secret_parts()
+        .into_iter()
+        .filter(|s| !s.starts_with("llm-access"))
+    {
+        assert!(!stdout.contains(secret), "{secret} in {stdout}");
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Point 2: confinement
+// ------------------------------------------------------------------------------------------------
+
+async fn file_tools_stay_inside(sandbox: &Sandbox) {
+    let (_dir, ws, outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let tier = sandbox.name();
+    let secret = outside.join("secret.txt");
+    let denied = [
+        ("read", json!({"path": "../outside/secret.txt"})),
+        ("read", json!({"path": secret.to_string_lossy()})),
+        ("read", json!({"path": "link.txt"})),
+        ("read", json!({"path": "updir/secret.txt"})),
+        ("read", json!({"path": "/etc/passwd"})),
+        (
+            "write",
+            json!({"path": "../outside/new.txt", "content": "x"}),
+        ),
+        ("write", json!({"path": "updir/new.txt", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "link.txt", "edits": [{"oldText": "outside", "newText": "pwned"}]}),
+        ),
+        ("ls", json!({"path": ".."})),
+        ("find", json!({"pattern": "*", "path": "updir"})),
+        ("grep", json!({"pattern": "secret", "path": "/tmp/.."})),
+    ];
+    for (tool, args) in denied {
+        let result = call(&ctx, tool, args.clone()).await;
+        assert!(
+            result.is_error,
+            "{tier}: {tool} {args} was allowed: {}",
+            text(&result)
+        );
+        assert!(
+            text(&result).starts_with("Access denied: "),
+            "{tier}: {tool} {args}: {}",
+            text(&result)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "outside secret\n"
+    );
+    assert!(!outside.join("new.txt").exists());
+    // Inside is fine, through symlinks that stay inside too.
+    std::os::unix::fs::symlink("src/a.txt", ws.join("inner.txt")).unwrap();
+    for (tool, args) in [
+        ("read", json!({"path": "src/a.txt"})),
+        ("read", json!({"path": "inner.txt"})),
+        ("write", json!({"path": "new/dir/b.txt", "content": "b"})),
+        ("ls", json!({})),
+        ("grep", json!({"pattern": "inside"})),
+    ] {
+        let result = call(&ctx, tool, args.clone()).await;
+        assert!(!result.is_error, "{tier}: {tool} {args}: {}", text(&result));
+    }
+}
+
+#[tokio::test]
+async fn file_tools_refuse_paths_outside_the_workspace_under_workspace() {
+    file_tools_stay_inside(&Sandbox::detect(Some(Tier::Workspace))).await;
+    // Under `none` (Pi's behaviour) the same reads succeed: the check above can fail.
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(Sandbox::none().jail(&ws), &ws, &scratch);
+    let result = call(&ctx, "read", json!({"path": "link.txt"})).await;
+    assert_eq!(text(&result), "outside secret\n");
+}
+
+#[tokio::test]
+async fn file_tools_refuse_paths_outside_the_workspace_under_isolated() {
+    let Some(sandbox) =
+        isolated_or_skip("file_tools_refuse_paths_outside_the_workspace_under_isolated")
+    else {
+        return;
+    };
+    file_tools_stay_inside(&sandbox).await;
+}
+
+#[test]
+fn validate_refuses_a_fixture_symlink_that_points_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("tasks/escape");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(
+        task.join("task.yaml"),
+        "id: escape\nprompt: p\nchecks: [{run: 'true'}]\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../../../outside.txt", task.join("repo/leak.txt")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["validate", "tasks"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "repo/leak.txt: this symlink points outside the fixture (-> ../../../outside.txt)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn tool_resolves_a_relative_cwd_against_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["tool", "write", "--cwd", "sub", "--args"])
+        .arg(json!({"path": "made.txt", "content": "hi"}).to_string())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("sub/made.txt")).unwrap(),
+        "hi"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["tool", "ls", "--cwd", "."])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sub/"));
+}
+
+/// A process outside any sandbox with a marker in its environment, its cwd in `outside`.
+struct Bystander {
+    child: std::process::Child,
+    marker: String,
+}
+
+impl Bystander {
+    fn start(outside: &Path) -> Self {
+        let marker = format!("bystander-marker-{:x}", rand::random::<u64>());
+        let child = Command::new("sleep")
+            .arg("60")
+            .env("BYSTANDER", &marker)
+            .current_dir(outside)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        Bystander { child, marker }
+    }
+}
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn bash_cannot_escape_under_isolated() {
+    let Some(sandbox) = isolated_or_skip("bash_cannot_escape_under_isolated") else {
+        return;
+    };
+    let (_dir, ws, outside) = workspace_and_outside();
+    let bystander = Bystander::start(&outside);
+    let pid = bystander.child.id();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let probes = format!(
+        "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c {marker}; \
+         ls /proc/{pid}/cwd/ 2>&1 | head -1; \
+         ls /proc/$PPID/cwd/ 2>&1 | grep -c secret.txt; \
+         (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo net-open || echo net-closed; \
+         {{ echo pwned > {secret}; }} 2>/dev/null && echo wrote || echo write-refused; \
+         echo ok > inside.txt && echo wrote-inside",
+        marker = bystander.marker,
+        secret = outside.join("secret.txt").display(),
+    );
+    let scratch = Scratch::new().unwrap();
+    let isolated = context(sandbox.jail(&ws), &ws, &scratch);
+    let result = call(&isolated, "bash", json!({"command": probes})).await;
+    let lines: Vec<&str> = text(&result).lines().collect();
+    assert_eq!(
+        lines[0], "0",
+        "another process's environ is visible: {lines:?}"
+    );
+    assert!(
+        lines[1].contains("No such file"),
+        "the bystander's cwd: {lines:?}"
+    );
+    assert_eq!(lines[2], "0", "{lines:?}");
+    assert_eq!(lines[3], "net-closed", "{lines:?}");
+    assert_eq!(lines[4], "write-refused", "{lines:?}");
+    assert_eq!(lines[5], "wrote-inside", "{lines:?}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "outside secret\n"
+    );
+    assert!(ws.join("inside.txt").exists());
+
+    // The same probes unconfined see everything: the assertions above can fail.
+    let open = context(Sandbox::none().jail(&ws), &ws, &scratch);
+    let probes = probes.replace(
+        &format!("> {}", outside.join("secret.txt").display()),
+        "> /dev/null",
+    );
+    let result = call(&open, "bash", json!({"command": probes})).await;
+    let lines: Vec<&str> = text(&result).lines().collect();
+    assert_ne!(lines[0], "0", "{lines:?}");
+    assert!(lines[1].contains("secret.txt"), "{lines:?}");
+    assert_eq!(lines[3], "net-open", "{lines:?}");
+    drop(listener);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Point 3: no process outlives its call or its run
+// ------------------------------------------------------------------------------------------------
+
+async fn nothing_left_behind(sandbox: &Sandbox) {
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let marks: Vec<String> = (0..4).map(|_| unique_sleep()).collect();
+    let command = format!(
+        "sleep {} & setsid sleep {} & nohup sleep {} >/dev/null 2>&1 & (setsid sleep {} &); echo started",
+        marks[0], marks[1], marks[2], marks[3]
+    );
+    let result = call(&ctx, "bash", json!({"command": command})).await;
+    assert_eq!(text(&result), "started\n", "{}", sandbox.name());
+    for mark in &marks {
+        let left = processes_with(mark);
+        assert!(
+            left.is_empty(),
+            "{}: left running: {left:?}",
+            sandbox.name()
+        );
+    }
+    // A timed-out call, with a child in its own session, leaves nothing either.
+    let mark = unique_sleep();
+    let result = call(
+        &ctx,
+        "bash",
+        json!({"command": format!("setsid sleep {mark} & sleep 30"), "timeout": 0.5}),
+    )
+    .await;
+    assert!(text(&result).contains("Command timed out after 0.5 seconds"));
+    assert!(processes_with(&mark).is_empty(), "{}", sandbox.name());
+}
+
+#[tokio::test]
+async fn background_setsid_and_nohup_children_die_with_the_call_unconfined() {
+    nothing_left_behind(&Sandbox::none()).await;
+    nothing_left_behind(&Sandbox::detect(Some(Tier::Workspace))).await;
+}
+
+#[tokio::test]
+async fn background_setsid_and_nohup_children_die_with_the_call_isolated() {
+    let Some(sandbox) =
+        isolated_or_skip("background_setsid_and_nohup_children_die_with_the_call_isolated")
+    else {
+        return;
+    };
+    nothing_left_behind(&sandbox).await;
+}
+
+#[test]
+fn a_whole_run_leaves_no_process_behind() {
+    // A scripted run whose bash call and check both leave sleepers behind, in every tier.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for tier in [Tier::None, Tier::Workspace, Tier::Isolated] {
+        let call_mark = unique_sleep();
+        let check_mark = unique_sleep();
+        let script = testkit::parse_script(
+            &format!(
+                "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'setsid sleep {call_mark} & nohup sleep {call_mark} >/dev/null 2>&1 & echo ok'}}\n  - text: done\n"
+            ),
+            "sleepers.yaml",
+        )
+        .unwrap();
+        let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("tasks/sleepers");
+        std::fs::create_dir_all(task.join("repo")).unwrap();
+        std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
+        std::fs::write(
+            task.join("task.yaml"),
+            format!(
+                "id: sleepers\nprompt: p\nchecks:\n  - run: 'setsid sleep {check_mark} & (sleep {check_mark} &) ; true'\n"
+            ),
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "tasks", "--cassette-mode", "live", "-q"])
+            .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
+            .arg("--base-url")
+            .arg(server.base_url())
+            .current_dir(dir.path())
+            .env(
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-fakefakefakefakefake0123456789",
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("passed"), "{tier}: {stdout}");
+        for mark in [&call_mark, &check_mark] {
+            let left = processes_with(mark);
+            assert!(
+                left.is_empty(),
+                "{tier}: left running after the run: {left:?}"
+            );
+        }
+        drop(server);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Point 5: bounded work (the sandbox's and the tools' parts)
+// ------------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn read_refuses_fifos_and_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let ctx = ToolContext::new(dir.path());
+    for (path, kind) in [
+        (fifo.to_string_lossy().into_owned(), "a FIFO"),
+        ("/dev/zero".to_owned(), "a character device"),
+    ] {
+        let result = tokio::time::timeout(
+            Duration::from_secs(5),
+            call(&ctx, "read", json!({"path": path})),
+        )
+        .await
+        .expect("read returns at once");
+        assert!(result.is_error);
+        assert_eq!(
+            text(&result),
+            format!("Not a regular file: {path} ({kind}); read only reads regular files")
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_full_output_file_of_yes_is_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(Sandbox::none().jail(dir.path()), dir.path(), &scratch);
+    // 40 MB of output, more than the cap.
+    let result = call(
+        &ctx,
+        "bash",
+        json!({"command": "head -c 40000000 /dev/zero"}),
+    )
+    .await;
+    let shown = text(&result);
+    assert!(
+        shown.contains("Full output: "),
+        "{}",
+        &shown[shown.len() - 300..]
+    );
+    assert!(
+        shown.contains("[harness: full output capped at 32 MiB; "),
+        "{}",
+        &shown[shown.len() - 300..]
+    );
+    let path = result.details.as_ref().unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let cap = harness::sandbox::output::FULL_OUTPUT_CAP;
+    assert!(size > cap && size < cap + 200, "{size}");
+}
+
+#[tokio::test]
+async fn the_full_output_file_can_be_read_back_in_every_tier() {
+    // Pi's notice tells the model to read the file: it stays reachable under confinement.
+    let mut sandboxes = vec![Sandbox::detect(Some(Tier::Workspace))];
+    if let Some(isolated) =
+        isolated_or_skip("the_full_output_file_can_be_read_back_in_every_tier (isolated)")
+    {
+        sandboxes.push(isolated);
+    }
+    for sandbox in sandboxes {
+        let (_dir, ws, _outside) = workspace_and_outside();
+        let scratch = Scratch::new().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let result = call(&ctx, "bash", json!({"command": "seq 1 3000"})).await;
+        let path = result.details.as_ref().unwrap()["fullOutputPath"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let read = call(&ctx, "read", json!({"path": path, "limit": 2})).await;
+        assert!(
+            text(&read).starts_with("1\n2"),
+            "{}: {}",
+            sandbox.name(),
+            text(&read)
+        );
+        let tail = call(
+            &ctx,
+            "bash",
+            json!({"command": format!("tail -n 1 {path}")}),
+        )
+        .await;
+        assert_eq!(text(&tail), "3000\n", "{}", sandbox.name());
+        let write = call(
+            &ctx,
+            "bash",
+            json!({"command": format!("echo x >> {path} && echo wrote")}),
+        )
+        .await;
+        if sandbox.tier() == Tier::Isolated {
+            assert!(write.is_error, "the log is read-only under isolated");
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Point 8: Pi fidelity, through the binary
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn batch_accepts_lone_surrogates_and_a_failed_write_says_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["tool", "--batch"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            concat!(
+                r#"{"tool":"write","args":{"path":"s.txt","content":"a\ud800b"}}"#,
+                "\n",
+                r#"{"tool":"write","args":{"path":"/dev/full","content":"x"}}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Node: "a\ud800b".length is 3 and the lone surrogate is written as U+FFFD.
+    assert_eq!(
+        lines[0]["content"][0]["text"],
+        "Successfully wrote 3 bytes to s.txt"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("s.txt")).unwrap(),
+        "a\u{FFFD}b".as_bytes()
+    );
+    assert_eq!(
+        lines[1]["content"][0]["text"],
+        "ENOSPC: no space left on device, write"
+    );
+}
