@@ -5,6 +5,7 @@
 //! builds a tokio runtime; the library below it never does.
 
 pub mod dev;
+pub mod edits;
 pub mod run;
 pub mod tool;
 
@@ -45,6 +46,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Check every task of a suite without running anything.
     Validate(run::ValidateArgs),
+    /// Edit strategies: list them, build a perturbed edit corpus, compare them offline.
+    #[command(subcommand)]
+    Edits(edits::EditsCommand),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -61,6 +65,7 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tool::list_tools(args),
         Command::Run(args) => run::run(args),
         Command::Validate(args) => run::validate(args),
+        Command::Edits(command) => edits::run(command),
         Command::Dev(command) => dev::run(command),
     }
 }

@@ -1,0 +1,147 @@
+//! [`CorpusRecorder`]: the [`EditObserver`] a run installs in its tool context to build its edit
+//! corpus. It keeps every observed `edit` call in memory (thread-safe: calls on different files
+//! run at the same time); when the run is over, [`CorpusRecorder::write`] gives each call its
+//! turn and call id from the run's tool-call records and writes the records and blobs.
+
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::corpus::{CorpusError, CorpusWriter, EditRecord, RecordedOutcome};
+use crate::agent::ToolCallRecord;
+use crate::conversation::Content;
+use crate::tools::{EditObservation, EditObserver, EditReport};
+
+/// One observed call, owned.
+#[derive(Debug, Clone)]
+struct Observed {
+    arguments: Value,
+    path: String,
+    before: Option<String>,
+    after: Option<String>,
+    is_error: bool,
+    message: String,
+    report: Option<EditReport>,
+}
+
+/// Collects the `edit` calls of one run.
+#[derive(Debug)]
+pub struct CorpusRecorder {
+    task: String,
+    run: String,
+    observed: Mutex<Vec<Observed>>,
+}
+
+impl CorpusRecorder {
+    /// A recorder for run `run` of task `task` (the names written in every record).
+    pub fn new(task: impl Into<String>, run: impl Into<String>) -> Self {
+        CorpusRecorder {
+            task: task.into(),
+            run: run.into(),
+            observed: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How many calls were observed.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Observed>> {
+        self.observed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The records of the observed calls, in the order they finished. Each takes the turn and
+    /// call id of the first `edit` record in `calls` with the same arguments not yet taken
+    /// (turn 0 and an empty id if there is none); contents go to `writer` as blobs.
+    pub fn records(
+        &self,
+        calls: &[ToolCallRecord],
+        writer: &mut CorpusWriter,
+    ) -> Result<Vec<EditRecord>, CorpusError> {
+        let observed = self.lock().clone();
+        let mut taken = vec![false; calls.len()];
+        let mut out = Vec::with_capacity(observed.len());
+        for call in observed {
+            let matched = calls.iter().enumerate().position(|(i, c)| {
+                !taken[i] && c.call.name == "edit" && c.call.arguments == call.arguments
+            });
+            let (turn, call_id) = match matched {
+                Some(i) => {
+                    taken[i] = true;
+                    (calls[i].turn, calls[i].call.id.clone())
+                }
+                None => (0, String::new()),
+            };
+            let before = call.before.as_deref().map(|t| writer.blob(t)).transpose()?;
+            let after = call.after.as_deref().map(|t| writer.blob(t)).transpose()?;
+            out.push(EditRecord {
+                task: self.task.clone(),
+                run: self.run.clone(),
+                turn,
+                call_id,
+                path: call.path,
+                before,
+                arguments: call.arguments,
+                outcome: Some(RecordedOutcome {
+                    strategy: call
+                        .report
+                        .as_ref()
+                        .map(|r| r.strategy.clone())
+                        .unwrap_or_default(),
+                    is_error: call.is_error,
+                    message: call.message,
+                    report: call.report,
+                    after,
+                }),
+                kind: None,
+                gold: None,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Writes the records of [`CorpusRecorder::records`] to `writer`; returns how many.
+    pub fn write(
+        &self,
+        calls: &[ToolCallRecord],
+        writer: &mut CorpusWriter,
+    ) -> Result<usize, CorpusError> {
+        let records = self.records(calls, writer)?;
+        for record in &records {
+            writer.record(record)?;
+        }
+        Ok(records.len())
+    }
+}
+
+impl EditObserver for CorpusRecorder {
+    fn observe(&self, call: &EditObservation<'_>) {
+        let message = call
+            .result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let observed = Observed {
+            arguments: call.arguments.clone(),
+            path: call.path.unwrap_or_default().to_owned(),
+            before: call.before.map(str::to_owned),
+            after: call.after.map(str::to_owned),
+            is_error: call.result.is_error,
+            message,
+            report: call.result.edit.clone(),
+        };
+        self.lock().push(observed);
+    }
+}
