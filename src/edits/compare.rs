@@ -178,6 +178,8 @@ pub struct Outcome {
     pub score: Option<f64>,
     /// The failure kind, if the call failed.
     pub failure: Option<&'static str>,
+    /// A hash of the text written, if the call applied (to tell two results apart).
+    pub written: Option<u64>,
 }
 
 /// Replays calls as the edit tool runs them (it holds the tool's parameter schema).
@@ -216,6 +218,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
             tiers: String::new(),
             score: None,
             failure,
+            written: None,
         }
     };
     let prepared = prepare_edit_arguments(case.record.arguments.clone());
@@ -273,6 +276,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
                 tiers,
                 score,
                 failure: None,
+                written: Some(fnv(&written)),
             }
         }
         Err(miss) => {
@@ -290,6 +294,13 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
             }
         }
     }
+}
+
+/// FNV-1a of `text`.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Every case under every strategy: `result[case][strategy]`, computed on `threads` threads
@@ -384,6 +395,9 @@ pub struct Pair {
     pub only_b: Vec<usize>,
     /// Exact McNemar p-value of the two counts.
     pub p_value: f64,
+    /// Every case (with gold or not) where the two leave different files: one applies and the
+    /// other refuses, or both apply with different results.
+    pub disagree: Vec<usize>,
 }
 
 /// The summary of a comparison.
@@ -414,8 +428,11 @@ pub fn summarize(cases: &[Case], names: &[String], results: &[Vec<Outcome>]) -> 
     let mut pairs = Vec::new();
     for a in 0..n {
         for b in a + 1..n {
-            let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+            let (mut only_a, mut only_b, mut disagree) = (Vec::new(), Vec::new(), Vec::new());
             for (i, outcomes) in results.iter().enumerate() {
+                if outcomes[a].written != outcomes[b].written {
+                    disagree.push(i);
+                }
                 let (x, y) = (outcomes[a].correct, outcomes[b].correct);
                 if x == Correct::NoGold || y == Correct::NoGold {
                     continue;
@@ -433,6 +450,7 @@ pub fn summarize(cases: &[Case], names: &[String], results: &[Vec<Outcome>]) -> 
                 only_a,
                 only_b,
                 p_value,
+                disagree,
             });
         }
     }
@@ -575,29 +593,46 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "\n## Pairs (calls where exactly one is right)\n");
-    let _ = writeln!(out, "| A | B | only A right | only B right | McNemar exact p |");
-    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| A | B | only A right | only B right | McNemar exact p | different results |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
     for p in &summary.pairs {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.3e} |",
+            "| {} | {} | {} | {} | {:.3e} | {} |",
             names[p.a],
             names[p.b],
             p.only_a.len(),
             p.only_b.len(),
-            p.p_value
+            p.p_value,
+            p.disagree.len()
         );
     }
     for p in &summary.pairs {
-        if p.only_a.is_empty() && p.only_b.is_empty() {
+        if p.disagree.is_empty() {
             continue;
         }
         let _ = writeln!(out, "\n### {} vs {}\n", names[p.a], names[p.b]);
-        for (side, list) in [(&names[p.a], &p.only_a), (&names[p.b], &p.only_b)] {
+        let without_gold: Vec<usize> = p
+            .disagree
+            .iter()
+            .copied()
+            .filter(|i| cases[*i].gold.is_none())
+            .collect();
+        let only_a = format!("Only {} right", names[p.a]);
+        let only_b = format!("Only {} right", names[p.b]);
+        let groups = [
+            (only_a.as_str(), &p.only_a),
+            (only_b.as_str(), &p.only_b),
+            ("Different results, no gold", &without_gold),
+        ];
+        for (title, list) in groups {
             if list.is_empty() {
                 continue;
             }
-            let _ = writeln!(out, "Only {side} right ({}):\n", list.len());
+            let _ = writeln!(out, "{title} ({}):\n", list.len());
             for &i in list.iter().take(LISTED) {
                 let case = &cases[i];
                 let _ = writeln!(
@@ -616,4 +651,119 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::edit::parse_strategy;
+    use serde_json::json;
+
+    fn case(before: Option<&str>, args: Value, gold: Option<CaseGold>, kind: &str) -> Case {
+        Case {
+            line: 1,
+            record: EditRecord {
+                task: "t".into(),
+                run: "r".into(),
+                turn: 1,
+                call_id: "c".into(),
+                path: "f.txt".into(),
+                before: None,
+                arguments: args,
+                outcome: None,
+                kind: Some(kind.into()),
+                gold: None,
+            },
+            before: before.map(Arc::from),
+            gold,
+        }
+    }
+
+    fn edit(old: &str, new: &str) -> Value {
+        json!({"path": "f.txt", "edits": [{"oldText": old, "newText": new}]})
+    }
+
+    fn apply(text: &str) -> Option<CaseGold> {
+        Some(CaseGold::Apply(Arc::from(text)))
+    }
+
+    fn run(case: &Case, spec: &str) -> Outcome {
+        Replayer::default().replay(case, parse_strategy(spec).unwrap().as_ref())
+    }
+
+    #[test]
+    fn the_four_axes() {
+        // Trailing spaces elsewhere in the file: pi writes them away (a false apply), pi-local
+        // does not.
+        let c = case(Some("keep  \nx = 1  \n"), edit("x = 1\n", "x = 2\n"), apply("keep  \nx = 2\n"), "k");
+        let pi = run(&c, "pi");
+        assert_eq!((pi.parse, pi.locate.clone(), pi.apply, pi.correct), (Parse::Ok, Locate::Fuzzy("fuzzy".into()), Apply::Applied, Correct::FalseApply));
+        let local = run(&c, "pi-local");
+        assert_eq!((local.locate.clone(), local.correct, local.tiers.as_str()), (Locate::Fuzzy("pi-local".into()), Correct::Correct, "pi-local"));
+        let exact = run(&c, "exact");
+        assert_eq!((exact.locate.clone(), exact.apply, exact.correct, exact.failure), (Locate::NotFound, Apply::NotAttempted, Correct::Missed, Some("not_found")));
+
+        let refuse = case(Some("a\na\n"), edit("a\n", "b\n"), Some(CaseGold::Refuse), "k");
+        assert_eq!(run(&refuse, "exact").locate, Locate::Ambiguous(2));
+        assert_eq!(run(&refuse, "exact").correct, Correct::CorrectRefusal);
+        let decoy = case(Some("f {\n  x\n}\n"), edit("f {\n  y\n}\n", "g\n"), Some(CaseGold::Refuse), "k");
+        assert_eq!(run(&decoy, "cline").correct, Correct::FalseApply);
+
+        let malformed = case(Some("a\n"), json!({"path": "f.txt", "edits": [{"oldText": 1}]}), None, "k");
+        let out = run(&malformed, "exact");
+        assert_eq!((out.parse, out.locate.clone(), out.correct), (Parse::Malformed, Locate::NotSearched, Correct::NoGold));
+        let unread = case(None, edit("a", "b"), apply("b"), "k");
+        assert_eq!((run(&unread, "exact").locate, run(&unread, "exact").failure), (Locate::NotSearched, Some("file_error")));
+        let same = case(Some("a\n"), edit("a", "a"), None, "k");
+        assert_eq!(run(&same, "exact").apply, Apply::NoChange);
+        // Legacy arguments go through Pi's prepareArguments.
+        let legacy = case(Some("a\n"), json!({"path": "f.txt", "oldText": "a", "newText": "b"}), apply("b\n"), "k");
+        assert_eq!(run(&legacy, "exact").correct, Correct::Correct);
+    }
+
+    #[test]
+    fn the_bom_and_crlf_are_restored_before_comparing_with_gold() {
+        let c = case(
+            Some("\u{FEFF}  a\r\n  b\r\n"),
+            edit("a\nb\n", "a\nc\n"),
+            apply("\u{FEFF}  a\r\n  c\r\n"),
+            "crlf",
+        );
+        assert_eq!(run(&c, "indent").correct, Correct::Correct);
+        assert_eq!(run(&c, "trimmed-lines").correct, Correct::FalseApply);
+    }
+
+    #[test]
+    fn summaries_count_per_kind_and_pair_with_mcnemar() {
+        let cases = vec![
+            case(Some("x  \n"), edit("x\n", "y\n"), apply("y\n"), "trailing"),
+            case(Some("x  \n"), edit("x\n", "z\n"), apply("z\n"), "trailing"),
+            case(Some("a\n"), edit("a", "b"), apply("b\n"), "exact"),
+            case(Some("a\na\n"), edit("a", "b"), Some(CaseGold::Refuse), "not-unique"),
+            case(Some("q  \n"), edit("q\n", "r\n"), None, "recorded"),
+        ];
+        let strategies = vec![parse_strategy("exact").unwrap(), parse_strategy("pi").unwrap()];
+        let names = vec!["exact".to_owned(), "pi".to_owned()];
+        let results = compare(&cases, &strategies, 2).unwrap();
+        let summary = summarize(&cases, &names, &results);
+        let exact = summary.overall[0];
+        assert_eq!((exact.calls, exact.with_gold, exact.correct, exact.correct_refusals, exact.missed, exact.refusals), (5, 4, 1, 1, 2, 3));
+        assert_eq!(exact.correct_pct(), 50.0);
+        assert_eq!(summary.overall[1].correct_pct(), 100.0);
+        assert_eq!(summary.by_kind["trailing"][0].correct, 0);
+        assert_eq!(summary.by_kind["trailing"][1].correct, 2);
+        let pair = &summary.pairs[0];
+        assert_eq!((pair.only_a.clone(), pair.only_b.clone()), (vec![], vec![0, 1]));
+        assert!((pair.p_value - 0.5).abs() < 1e-12, "{}", pair.p_value);
+        // The call without gold still shows where the two differ.
+        assert_eq!(pair.disagree, vec![0, 1, 4]);
+        let md = render_markdown(&summary, &cases);
+        assert!(md.contains("| exact | pi | 0 | 2 | 5.000e-1 | 3 |"), "{md}");
+        assert!(md.contains("Different results, no gold (1)"), "{md}");
+        let mut csv = Vec::new();
+        write_csv(&mut csv, &cases, &names, &results).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        assert_eq!(csv.lines().count(), 1 + 5 * 2);
+        assert!(csv.lines().nth(2).unwrap().ends_with(",pi,ok,fuzzy:fuzzy,fuzzy,,applied,correct,"), "{csv}");
+    }
 }

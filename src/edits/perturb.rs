@@ -718,9 +718,11 @@ fn perturb(
             if old_lines.iter().any(|l| is_elision_marker(l)) {
                 return None;
             }
+            // Only an elision with one reading: the head once in the file, the tail once after it.
             let head = old_lines[..a].join("\n") + "\n";
             let tail = join(&old_lines[b..]);
-            if count(content, &head) != 1 || count(content, &tail) != 1 {
+            let after_head = content.find(&head).map(|at| &content[at + head.len()..]);
+            if count(content, &head) != 1 || after_head.is_none_or(|rest| count(rest, &tail) != 1) {
                 return None;
             }
             let mut model: Vec<String> = old_lines[..a].to_vec();
@@ -961,4 +963,83 @@ pub fn write_corpus(dir: &Path, calls: &[Perturbed], seed: u64) -> Result<usize,
     }
     writer.finish()?;
     Ok(calls.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edits::compare::{Correct, Replayer, cases_from_perturbed};
+    use crate::tools::edit::parse_strategy;
+
+    /// A few source files shaped like real code, with repeated lines, comments and numbers.
+    fn files() -> Vec<SourceFile> {
+        let python = |name: &str, n: usize| SourceFile {
+            path: format!("pkg/{name}.py"),
+            content: (0..n)
+                .map(|i| {
+                    format!(
+                        "def {name}_{i}(value, limit={i}):\n    # Check the \"value\" - it's {name}'s job.\n    if value > limit:\n        result = value * {i} + 1\n        return result\n    return None\n\n\n"
+                    )
+                })
+                .collect(),
+        };
+        vec![python("alpha", 6), python("beta", 5), python("gamma", 7)]
+    }
+
+    fn options(seed: u64) -> PerturbOptions {
+        PerturbOptions {
+            seed,
+            per_file: 2,
+            kinds: KINDS.to_vec(),
+        }
+    }
+
+    #[test]
+    fn every_kind_is_generated_with_a_consistent_answer() {
+        let calls = generate(&files(), &options(3));
+        for kind in KINDS {
+            assert!(calls.iter().any(|c| c.kind == *kind), "no {kind} call");
+        }
+        let exact = parse_strategy("exact").unwrap();
+        let replayer = Replayer::default();
+        for (call, case) in calls.iter().zip(cases_from_perturbed(&calls, 3)) {
+            let refusal = matches!(call.kind, "not-unique" | "decoy" | "near-miss");
+            assert_eq!(call.gold_after.is_none(), refusal, "{call:?}");
+            if let Some(after) = &call.gold_after {
+                assert_ne!(after, &call.content, "{call:?}");
+            }
+            // Only unperturbed (and CRLF) calls are found exactly; a refusal is never applied.
+            let out = replayer.replay(&case, exact.as_ref());
+            match call.kind {
+                "exact" | "crlf" => assert_eq!(out.correct, Correct::Correct, "{call:?}"),
+                _ if refusal => assert_eq!(out.correct, Correct::CorrectRefusal, "{call:?}"),
+                _ => assert_eq!(out.correct, Correct::Missed, "{call:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn generation_is_deterministic_and_depends_on_the_seed() {
+        let a = generate(&files(), &options(9));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let b = pool.install(|| generate(&files(), &options(9)));
+        assert_eq!(a, b);
+        assert_ne!(a, generate(&files(), &options(10)));
+    }
+
+    #[test]
+    fn kinds_parse_and_unknown_ones_are_named() {
+        assert_eq!(parse_kinds("typo, decoy").unwrap(), vec!["typo", "decoy"]);
+        let err = parse_kinds("typo,nope").unwrap_err();
+        assert!(err.contains("`nope`") && err.contains("near-miss"), "{err}");
+    }
+
+    #[test]
+    fn mistakes_look_like_model_mistakes() {
+        assert_eq!(escape("a\t\"b\"\\n\n"), "a\\t\\\"b\\\"\\\\n\\n");
+        assert_eq!(smarten("say \"hi\" - it's").unwrap(), "say \u{201C}hi\u{201D} \u{2013} it\u{2019}s");
+        assert_eq!(smarten("plain"), None);
+        assert_eq!(rename("count = count_all(count)", "count", "total"), "total = count_all(total)");
+        assert_eq!(identifiers("self.value = compute(x, value)"), vec!["value", "compute"]);
+    }
 }

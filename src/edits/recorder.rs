@@ -145,3 +145,80 @@ impl EditObserver for CorpusRecorder {
         self.lock().push(observed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::conversation::ToolCall;
+    use crate::edits::compare::{Correct, cases, compare, summarize};
+    use crate::edits::corpus::read_corpus;
+    use crate::tools::edit::parse_strategy;
+    use crate::tools::{ToolContext, ToolSet, ToolSetSpec};
+
+    #[tokio::test]
+    async fn a_run_with_a_recorder_becomes_a_corpus_with_gold() {
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("a.py"), "x = 1  \ny = 2\n").unwrap();
+        let recorder = Arc::new(CorpusRecorder::new("task", "task#1"));
+        let mut ctx = ToolContext::new(work.path());
+        ctx.edit_observer = Some(recorder.clone());
+        let tools = ToolSet::new(&ToolSetSpec::Coding).unwrap();
+        let calls = [
+            // Fails: no such text.
+            json!({"path": "a.py", "edits": [{"oldText": "y = 3", "newText": "y = 4"}]}),
+            // The model's correction: exact, so the failed call is recovered.
+            json!({"path": "a.py", "edits": [{"oldText": "y = 2", "newText": "y = 4"}]}),
+            // Needs Pi's fuzzy tier (the file has trailing spaces): applied, no gold.
+            json!({"path": "a.py", "oldText": "x = 1\n", "newText": "x = 10\n"}),
+            // Invalid arguments are recorded too.
+            json!({"path": "a.py"}),
+        ];
+        let mut records = Vec::new();
+        for (i, args) in calls.iter().enumerate() {
+            let result = tools.call("edit", args.clone(), &ctx).await;
+            records.push(ToolCallRecord {
+                turn: i as u32 + 1,
+                call: ToolCall {
+                    id: format!("call_{i}"),
+                    name: "edit".into(),
+                    arguments: args.clone(),
+                },
+                result,
+                duration: Duration::ZERO,
+            });
+        }
+        assert_eq!(recorder.len(), 4);
+
+        let out = tempfile::tempdir().unwrap();
+        let mut writer = CorpusWriter::create(out.path()).unwrap();
+        assert_eq!(recorder.write(&records, &mut writer).unwrap(), 4);
+        writer.finish().unwrap();
+        let corpus = read_corpus(out.path()).unwrap();
+        assert_eq!(corpus.problems, vec![]);
+        let ids: Vec<(u32, &str)> = corpus.records.iter().map(|(_, r)| (r.turn, r.call_id.as_str())).collect();
+        assert_eq!(ids, vec![(1, "call_0"), (2, "call_1"), (3, "call_2"), (4, "call_3")]);
+        let legacy = &corpus.records[2].1;
+        // The arguments exactly as sent (the legacy pair, not Pi's rewritten `edits`).
+        assert_eq!(legacy.arguments, calls[2]);
+        let outcome = legacy.outcome.as_ref().unwrap();
+        assert_eq!(outcome.report.as_ref().unwrap().located[0].tier, "fuzzy");
+        assert_eq!(corpus.blob(legacy.before.as_ref().unwrap()).map(|b| &**b), Some("x = 1  \ny = 4\n"));
+        assert_eq!(corpus.blob(outcome.after.as_ref().unwrap()).map(|b| &**b), Some("x = 10\ny = 4\n"));
+        assert_eq!(corpus.records[3].1.before, None);
+
+        let cases = cases(&corpus);
+        let strategies = vec![parse_strategy("exact").unwrap(), parse_strategy("pi").unwrap()];
+        let names = vec!["exact".to_owned(), "pi".to_owned()];
+        let results = compare(&cases, &strategies, 1).unwrap();
+        // The failed call's gold is the retry's result: both strategies miss it the same way.
+        assert_eq!(results[0][0].correct, Correct::Missed);
+        let summary = summarize(&cases, &names, &results);
+        // Exact and pi differ on the fuzzy call only.
+        assert_eq!(summary.pairs[0].disagree, vec![2]);
+    }
+}

@@ -10,8 +10,9 @@
 //! any window of the same length whose anchors match, whatever lies between; opencode accepts a
 //! single candidate at similarity 0 and lets the last anchor be any later line of the file, so a
 //! decoy or a far-away block gets replaced. `newText` is re-indented when the anchors agree on a
-//! consistent shift.
+//! consistent shift. An `oldText` with elision markers is left to the `elision` tier.
 
+use super::elision::is_marker;
 use super::indentation::Reindent;
 use super::levenshtein::similarity;
 use super::lines::{Haystack, TextLines};
@@ -64,7 +65,9 @@ impl Locator for Anchors {
         }
         let first = old.lines[0].trim();
         let last = old.lines[n - 1].trim();
-        if first.is_empty() || last.is_empty() {
+        // An elision marker stands for lines that are not there to compare (the `elision` tier
+        // handles those).
+        if first.is_empty() || last.is_empty() || old.lines.iter().any(|l| is_marker(l)) {
             return Locate::NotFound;
         }
         // (first line, window length, score) of every window whose anchors match.
