@@ -3,6 +3,7 @@
 mod cassettes;
 mod cli_tool;
 mod edit;
+mod edits_cli;
 mod load;
 mod providers;
 mod providers_more;

@@ -767,3 +767,87 @@ async fn a_fuzzy_edit_in_a_crlf_file_keeps_crlf_and_normalises_every_line() {
     assert_eq!(read(&dir, "c.txt"), "A\r\nb - c\r\nkeep\r\n");
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
 }
+
+// ---- the other strategies through the tool: the bytes written ----------------------------------
+
+#[tokio::test]
+async fn reindented_edits_keep_crlf_and_the_bom() {
+    let dir = dir_with(&[("w.py", "\u{FEFF}def f():\r\n    if x:\r\n        return 1\r\n")]);
+    let out = run_with(
+        &dir,
+        "safe",
+        one("w.py", "if x:\n    return 1\n", "if x:\n    log()\n    return 2\n"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        read(&dir, "w.py"),
+        "\u{FEFF}def f():\r\n    if x:\r\n        log()\r\n        return 2\r\n"
+    );
+    let report = out.edit.unwrap();
+    assert_eq!(report.strategy, "safe");
+    assert_eq!(report.tiers, vec![Fuzzy]);
+    assert_eq!(report.located[0].tier, "indent");
+    assert_eq!(
+        details_diff(&out.details),
+        " 1 def f():\n 2     if x:\n-3         return 1\n+3         log()\n+4         return 2"
+    );
+}
+
+fn details_diff(details: &Option<Value>) -> String {
+    details.as_ref().unwrap()["diff"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_tab_indented_file_gets_tabs_back() {
+    let dir = dir_with(&[("t.go", "func f() {\n\tif a {\n\t\tb()\n\t}\n}\n")]);
+    run_with(
+        &dir,
+        "chain:exact,indent",
+        one("t.go", "if a {\n    b()\n}\n", "if a {\n    c()\n    b()\n}\n"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(read(&dir, "t.go"), "func f() {\n\tif a {\n\t\tc()\n\t\tb()\n\t}\n}\n");
+}
+
+#[tokio::test]
+async fn pi_local_changes_only_the_matched_span_in_a_crlf_file() {
+    let dir = dir_with(&[("c.txt", "a  \r\n\u{201C}q\u{201D}  \r\nz \r\n")]);
+    let out = run_with(&dir, "pi-local", one("c.txt", "\"q\"", "'q'")).await.unwrap();
+    assert_eq!(read(&dir, "c.txt"), "a  \r\n'q'  \r\nz \r\n");
+    assert_eq!(out.edit.unwrap().located[0].tier, "pi-local");
+    // Pi itself rewrites every line normalised.
+    let dir = dir_with(&[("c.txt", "a  \r\n\u{201C}q\u{201D}  \r\nz \r\n")]);
+    run(&dir, one("c.txt", "\"q\"", "'q'")).await.unwrap();
+    assert_eq!(read(&dir, "c.txt"), "a\r\n'q'\r\nz\r\n");
+}
+
+#[tokio::test]
+async fn an_ambiguous_fuzzy_match_is_refused_with_the_count_and_leaves_the_file() {
+    let dir = dir_with(&[("d.py", "  x = 1\n    x = 1\n")]);
+    let err = run_with(&dir, "chain:trimmed-lines", one("d.py", "x = 1\n", "y\n"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Found 2 occurrences of the text in d.py. The text must be unique. Please provide more context to make it unique."
+    );
+    assert_eq!(read(&dir, "d.py"), "  x = 1\n    x = 1\n");
+}
+
+#[tokio::test]
+async fn scores_of_similarity_tiers_reach_the_report() {
+    let dir = dir_with(&[("s.rs", "fn main() {\n    let total = compute(1, 2);\n    println!(\"{total}\");\n}\n")]);
+    let out = run_with(
+        &dir,
+        "similarity:0.9",
+        one("s.rs", "    let total = compute(1, 2);\n    println!(\"{totl}\");\n", "    run();\n"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(read(&dir, "s.rs"), "fn main() {\n    run();\n}\n");
+    let located = &out.edit.unwrap().located[0];
+    assert_eq!(located.tier, "similarity");
+    assert!(located.score.is_some_and(|s| s > 0.9 && s < 1.0), "{located:?}");
+}
