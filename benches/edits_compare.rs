@@ -12,7 +12,9 @@
 //! ```
 //!
 //! `--python DIR` overrides the standard library folder (default: `python3`'s `stdlib` path).
-//! The tables also go to `target/edits-bench/results.md`.
+//! Throughput is given as wall time and as CPU time of the process (`/proc/self/stat`), which
+//! stays meaningful when other work shares the cores. The tables also go to
+//! `target/edits-bench/results.md`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -75,7 +77,10 @@ fn options() -> Options {
 
 fn python_stdlib() -> Option<PathBuf> {
     let out = std::process::Command::new("python3")
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
         .output()
         .ok()?;
     let path = String::from_utf8(out.stdout).ok()?.trim().to_owned();
@@ -106,6 +111,20 @@ fn corpus(dir: &Path, files: usize, seed: u64) -> (usize, Vec<Case>) {
     (sources.len(), cases_from_perturbed(&calls, seed))
 }
 
+/// utime + stime of this process, in seconds (Linux; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let fields: Vec<f64> = rest
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    // USER_HZ, 100 on Linux.
+    (fields[11] + fields[12]) / 100.0
+}
+
 fn table(out: &mut String, title: &str, summary: &Summary) {
     let _ = writeln!(out, "\n### {title}\n");
     let _ = writeln!(out, "| strategy | correct % | false-apply % | refusal % |");
@@ -119,7 +138,10 @@ fn table(out: &mut String, title: &str, summary: &Summary) {
             t.refusal_pct()
         );
     }
-    let _ = writeln!(out, "\nCorrect % by kind (false-apply % in brackets when not 0):\n");
+    let _ = writeln!(
+        out,
+        "\nCorrect % by kind (false-apply % in brackets when not 0):\n"
+    );
     let _ = write!(out, "| kind | n |");
     for name in &summary.strategies {
         let _ = write!(out, " {name} |");
@@ -137,7 +159,12 @@ fn table(out: &mut String, title: &str, summary: &Summary) {
         let _ = write!(out, "| {kind} | {} |", tallies[0].calls);
         for t in tallies {
             if t.false_applies > 0 {
-                let _ = write!(out, " {:.0} ({:.0}) |", t.correct_pct(), t.false_apply_pct());
+                let _ = write!(
+                    out,
+                    " {:.0} ({:.0}) |",
+                    t.correct_pct(),
+                    t.false_apply_pct()
+                );
             } else {
                 let _ = write!(out, " {:.0} |", t.correct_pct());
             }
@@ -167,32 +194,71 @@ fn main() {
         let started = Instant::now();
         let (used, cases) = corpus(&dir, files, o.seed);
         let built = started.elapsed().as_secs_f64();
-        eprintln!("{title}: {} calls from {used} files of {} in {built:.1} s", cases.len(), dir.display());
+        eprintln!(
+            "{title}: {} calls from {used} files of {} in {built:.1} s",
+            cases.len(),
+            dir.display()
+        );
         let mut results = None;
         let mut throughput = Vec::new();
+        let work = (cases.len() * strategies.len()) as f64;
         for threads in [1, 2] {
-            let started = Instant::now();
+            let (started, cpu) = (Instant::now(), cpu_seconds());
             let r = compare(&cases, &strategies, threads).expect("thread pool");
             let secs = started.elapsed().as_secs_f64();
-            let rate = (cases.len() * strategies.len()) as f64 / secs;
-            eprintln!("  {threads} thread(s): {secs:.2} s, {rate:.0} calls x strategies / s");
-            throughput.push((threads, secs, rate));
+            let cpu = cpu_seconds() - cpu;
+            eprintln!(
+                "  {threads} thread(s): {secs:.2} s wall, {cpu:.2} s CPU, {:.0} calls x strategies / s",
+                work / secs
+            );
+            throughput.push((threads, secs, cpu));
             results = Some(r);
+        }
+        // Each strategy alone, on one thread: where the time goes.
+        let mut per_strategy = Vec::new();
+        for (name, strategy) in names.iter().zip(&strategies) {
+            let started = Instant::now();
+            let r = compare(&cases, std::slice::from_ref(strategy), 1).expect("thread pool");
+            std::hint::black_box(r);
+            per_strategy.push((
+                name.clone(),
+                cases.len() as f64 / started.elapsed().as_secs_f64(),
+            ));
         }
         let results = results.expect("ran");
         let summary = summarize(&cases, &names, &results);
         table(
             &mut report,
-            &format!("{title} ({} calls from {used} files, seed {})", cases.len(), o.seed),
+            &format!(
+                "{title} ({} calls from {used} files, seed {})",
+                cases.len(),
+                o.seed
+            ),
             &summary,
         );
-        let _ = writeln!(report, "\nThroughput of the comparison ({} strategies):\n", strategies.len());
-        for (threads, secs, rate) in throughput {
+        let _ = writeln!(
+            report,
+            "\nThroughput of the comparison ({} calls x {} strategies = {work:.0}):\n",
+            cases.len(),
+            strategies.len()
+        );
+        for (threads, secs, cpu) in throughput {
             let _ = writeln!(
                 report,
-                "- {threads} thread(s): {secs:.2} s, {rate:.0} calls x strategies per second"
+                "- {threads} thread(s): {secs:.2} s wall, {:.0} calls x strategies per second; {cpu:.2} s CPU, {:.0} per CPU-second",
+                work / secs,
+                work / cpu.max(1e-9)
             );
         }
+        let _ = writeln!(
+            report,
+            "\nEach strategy alone, 1 thread (calls per second):\n"
+        );
+        let line: Vec<String> = per_strategy
+            .iter()
+            .map(|(name, rate)| format!("{name} {rate:.0}"))
+            .collect();
+        let _ = writeln!(report, "{}", line.join(", "));
     }
     println!("{report}");
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/edits-bench");

@@ -138,7 +138,10 @@ fn perturb(args: &PerturbArgs) -> ExitCode {
     };
     match write_corpus(&args.out, &calls, args.seed) {
         Ok(n) => {
-            eprintln!("wrote {n} calls to {}", args.out.join("edits.jsonl").display());
+            eprintln!(
+                "wrote {n} calls to {}",
+                args.out.join("edits.jsonl").display()
+            );
             ExitCode::from(exit::SUCCESS)
         }
         Err(e) => internal_error(&e.to_string()),

@@ -282,7 +282,9 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
         Err(miss) => {
             let (tiers, score) = describe(&miss.tiers);
             let (locate, apply) = match miss.failure {
-                EditFailure::NotUnique { count, .. } => (Locate::Ambiguous(count), Apply::NotAttempted),
+                EditFailure::NotUnique { count, .. } => {
+                    (Locate::Ambiguous(count), Apply::NotAttempted)
+                }
                 EditFailure::Overlap { .. } => (Locate::Exact, Apply::Overlap),
                 EditFailure::NoChange => (Locate::Exact, Apply::NoChange),
                 _ => (Locate::NotFound, Apply::NotAttempted),
@@ -310,7 +312,9 @@ pub fn compare(
     strategies: &[Arc<dyn EditStrategy>],
     threads: usize,
 ) -> Result<Vec<Vec<Outcome>>, rayon::ThreadPoolBuildError> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
     let replayer = Replayer::default();
     Ok(pool.install(|| {
         cases
@@ -568,7 +572,10 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
             t.malformed
         );
     }
-    let _ = writeln!(out, "\n## By kind (correct % / false-apply % / refusal %)\n");
+    let _ = writeln!(
+        out,
+        "\n## By kind (correct % / false-apply % / refusal %)\n"
+    );
     let _ = write!(out, "| kind | calls |");
     for name in names {
         let _ = write!(out, " {name} |");
@@ -580,7 +587,11 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
     }
     let _ = writeln!(out);
     for (kind, tallies) in &summary.by_kind {
-        let _ = write!(out, "| {kind} | {} |", tallies.first().map_or(0, |t| t.calls));
+        let _ = write!(
+            out,
+            "| {kind} | {} |",
+            tallies.first().map_or(0, |t| t.calls)
+        );
         for t in tallies {
             let _ = write!(
                 out,
@@ -645,7 +656,11 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
                 );
             }
             if list.len() > LISTED {
-                let _ = writeln!(out, "- ... and {} more (see edits-compare.csv)", list.len() - LISTED);
+                let _ = writeln!(
+                    out,
+                    "- ... and {} more (see edits-compare.csv)",
+                    list.len() - LISTED
+                );
             }
             let _ = writeln!(out);
         }
@@ -695,29 +710,88 @@ mod tests {
     fn the_four_axes() {
         // Trailing spaces elsewhere in the file: pi writes them away (a false apply), pi-local
         // does not.
-        let c = case(Some("keep  \nx = 1  \n"), edit("x = 1\n", "x = 2\n"), apply("keep  \nx = 2\n"), "k");
+        let c = case(
+            Some("keep  \nx = 1  \n"),
+            edit("x = 1\n", "x = 2\n"),
+            apply("keep  \nx = 2\n"),
+            "k",
+        );
         let pi = run(&c, "pi");
-        assert_eq!((pi.parse, pi.locate.clone(), pi.apply, pi.correct), (Parse::Ok, Locate::Fuzzy("fuzzy".into()), Apply::Applied, Correct::FalseApply));
+        assert_eq!(
+            (pi.parse, pi.locate.clone(), pi.apply, pi.correct),
+            (
+                Parse::Ok,
+                Locate::Fuzzy("fuzzy".into()),
+                Apply::Applied,
+                Correct::FalseApply
+            )
+        );
         let local = run(&c, "pi-local");
-        assert_eq!((local.locate.clone(), local.correct, local.tiers.as_str()), (Locate::Fuzzy("pi-local".into()), Correct::Correct, "pi-local"));
+        assert_eq!(
+            (local.locate.clone(), local.correct, local.tiers.as_str()),
+            (
+                Locate::Fuzzy("pi-local".into()),
+                Correct::Correct,
+                "pi-local"
+            )
+        );
         let exact = run(&c, "exact");
-        assert_eq!((exact.locate.clone(), exact.apply, exact.correct, exact.failure), (Locate::NotFound, Apply::NotAttempted, Correct::Missed, Some("not_found")));
+        assert_eq!(
+            (
+                exact.locate.clone(),
+                exact.apply,
+                exact.correct,
+                exact.failure
+            ),
+            (
+                Locate::NotFound,
+                Apply::NotAttempted,
+                Correct::Missed,
+                Some("not_found")
+            )
+        );
 
-        let refuse = case(Some("a\na\n"), edit("a\n", "b\n"), Some(CaseGold::Refuse), "k");
+        let refuse = case(
+            Some("a\na\n"),
+            edit("a\n", "b\n"),
+            Some(CaseGold::Refuse),
+            "k",
+        );
         assert_eq!(run(&refuse, "exact").locate, Locate::Ambiguous(2));
         assert_eq!(run(&refuse, "exact").correct, Correct::CorrectRefusal);
-        let decoy = case(Some("f {\n  x\n}\n"), edit("f {\n  y\n}\n", "g\n"), Some(CaseGold::Refuse), "k");
+        let decoy = case(
+            Some("f {\n  x\n}\n"),
+            edit("f {\n  y\n}\n", "g\n"),
+            Some(CaseGold::Refuse),
+            "k",
+        );
         assert_eq!(run(&decoy, "cline").correct, Correct::FalseApply);
 
-        let malformed = case(Some("a\n"), json!({"path": "f.txt", "edits": [{"oldText": 1}]}), None, "k");
+        let malformed = case(
+            Some("a\n"),
+            json!({"path": "f.txt", "edits": [{"oldText": 1}]}),
+            None,
+            "k",
+        );
         let out = run(&malformed, "exact");
-        assert_eq!((out.parse, out.locate.clone(), out.correct), (Parse::Malformed, Locate::NotSearched, Correct::NoGold));
+        assert_eq!(
+            (out.parse, out.locate.clone(), out.correct),
+            (Parse::Malformed, Locate::NotSearched, Correct::NoGold)
+        );
         let unread = case(None, edit("a", "b"), apply("b"), "k");
-        assert_eq!((run(&unread, "exact").locate, run(&unread, "exact").failure), (Locate::NotSearched, Some("file_error")));
+        assert_eq!(
+            (run(&unread, "exact").locate, run(&unread, "exact").failure),
+            (Locate::NotSearched, Some("file_error"))
+        );
         let same = case(Some("a\n"), edit("a", "a"), None, "k");
         assert_eq!(run(&same, "exact").apply, Apply::NoChange);
         // Legacy arguments go through Pi's prepareArguments.
-        let legacy = case(Some("a\n"), json!({"path": "f.txt", "oldText": "a", "newText": "b"}), apply("b\n"), "k");
+        let legacy = case(
+            Some("a\n"),
+            json!({"path": "f.txt", "oldText": "a", "newText": "b"}),
+            apply("b\n"),
+            "k",
+        );
         assert_eq!(run(&legacy, "exact").correct, Correct::Correct);
     }
 
@@ -739,21 +813,42 @@ mod tests {
             case(Some("x  \n"), edit("x\n", "y\n"), apply("y\n"), "trailing"),
             case(Some("x  \n"), edit("x\n", "z\n"), apply("z\n"), "trailing"),
             case(Some("a\n"), edit("a", "b"), apply("b\n"), "exact"),
-            case(Some("a\na\n"), edit("a", "b"), Some(CaseGold::Refuse), "not-unique"),
+            case(
+                Some("a\na\n"),
+                edit("a", "b"),
+                Some(CaseGold::Refuse),
+                "not-unique",
+            ),
             case(Some("q  \n"), edit("q\n", "r\n"), None, "recorded"),
         ];
-        let strategies = vec![parse_strategy("exact").unwrap(), parse_strategy("pi").unwrap()];
+        let strategies = vec![
+            parse_strategy("exact").unwrap(),
+            parse_strategy("pi").unwrap(),
+        ];
         let names = vec!["exact".to_owned(), "pi".to_owned()];
         let results = compare(&cases, &strategies, 2).unwrap();
         let summary = summarize(&cases, &names, &results);
         let exact = summary.overall[0];
-        assert_eq!((exact.calls, exact.with_gold, exact.correct, exact.correct_refusals, exact.missed, exact.refusals), (5, 4, 1, 1, 2, 3));
+        assert_eq!(
+            (
+                exact.calls,
+                exact.with_gold,
+                exact.correct,
+                exact.correct_refusals,
+                exact.missed,
+                exact.refusals
+            ),
+            (5, 4, 1, 1, 2, 3)
+        );
         assert_eq!(exact.correct_pct(), 50.0);
         assert_eq!(summary.overall[1].correct_pct(), 100.0);
         assert_eq!(summary.by_kind["trailing"][0].correct, 0);
         assert_eq!(summary.by_kind["trailing"][1].correct, 2);
         let pair = &summary.pairs[0];
-        assert_eq!((pair.only_a.clone(), pair.only_b.clone()), (vec![], vec![0, 1]));
+        assert_eq!(
+            (pair.only_a.clone(), pair.only_b.clone()),
+            (vec![], vec![0, 1])
+        );
         assert!((pair.p_value - 0.5).abs() < 1e-12, "{}", pair.p_value);
         // The call without gold still shows where the two differ.
         assert_eq!(pair.disagree, vec![0, 1, 4]);
@@ -764,6 +859,12 @@ mod tests {
         write_csv(&mut csv, &cases, &names, &results).unwrap();
         let csv = String::from_utf8(csv).unwrap();
         assert_eq!(csv.lines().count(), 1 + 5 * 2);
-        assert!(csv.lines().nth(2).unwrap().ends_with(",pi,ok,fuzzy:fuzzy,fuzzy,,applied,correct,"), "{csv}");
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with(",pi,ok,fuzzy:fuzzy,fuzzy,,applied,correct,"),
+            "{csv}"
+        );
     }
 }

@@ -308,7 +308,12 @@ mod tests {
         writer.record(&first).unwrap();
         writer.record(&second).unwrap();
         writer.finish().unwrap();
-        assert_eq!(std::fs::read_dir(dir.path().join(BLOBS_DIR)).unwrap().count(), 1);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join(BLOBS_DIR))
+                .unwrap()
+                .count(),
+            1
+        );
 
         let corpus = read_corpus(dir.path()).unwrap();
         assert_eq!(corpus.problems, vec![]);
@@ -333,7 +338,15 @@ mod tests {
         assert_eq!(corpus.records, vec![(1, good)]);
         let lines: Vec<usize> = corpus.problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, vec![2, 3, 4]);
-        assert!(corpus.problems[0].message.contains("is missing"), "{:?}", corpus.problems);
-        assert!(corpus.problems[1].message.contains("not a valid edit record"));
+        assert!(
+            corpus.problems[0].message.contains("is missing"),
+            "{:?}",
+            corpus.problems
+        );
+        assert!(
+            corpus.problems[1]
+                .message
+                .contains("not a valid edit record")
+        );
     }
 }

@@ -79,7 +79,9 @@ pub fn derive_gold(records: &[&EditRecord]) -> Vec<Option<GoldAnswer>> {
                 continue;
             }
             let recovery = indices[k + 1..].iter().map(|&j| records[j]).find(|r| {
-                r.outcome.as_ref().is_some_and(|o| !o.is_error && o.after.is_some())
+                r.outcome
+                    .as_ref()
+                    .is_some_and(|o| !o.is_error && o.after.is_some())
             });
             if let Some(success) = recovery
                 && success.before == failed.before
@@ -102,7 +104,11 @@ mod tests {
     use crate::tools::{EditFailure, EditReport, LocatedEdit};
     use serde_json::json;
 
-    fn call(path: &str, before: &str, outcome: Option<(bool, Option<&str>, MatchTier)>) -> EditRecord {
+    fn call(
+        path: &str,
+        before: &str,
+        outcome: Option<(bool, Option<&str>, MatchTier)>,
+    ) -> EditRecord {
         EditRecord {
             task: "t".into(),
             run: "t#1".into(),

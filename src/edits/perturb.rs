@@ -252,7 +252,8 @@ fn pick_block(
         {
             continue;
         }
-        if count(content, &block_text(lines, s, n, false)) != 1 || trimmed_windows(lines, block) != 1
+        if count(content, &block_text(lines, s, n, false)) != 1
+            || trimmed_windows(lines, block) != 1
         {
             continue;
         }
@@ -337,7 +338,10 @@ fn mutate(block: &[&str], path: &str, rng: &mut StdRng) -> Option<Vec<String>> {
                     indent(block[k])
                 };
                 let mut lines: Vec<String> = block.iter().map(|l| (*l).to_owned()).collect();
-                lines.insert(k + 1, format!("{at}{} Checked by the caller.", comment(path)));
+                lines.insert(
+                    k + 1,
+                    format!("{at}{} Checked by the caller.", comment(path)),
+                );
                 Some(lines)
             }
             2 if block.len() >= 3 => {
@@ -408,7 +412,11 @@ fn args(path: &str, old: &str, new: &str) -> Value {
 
 /// Text with trailing spaces added to some lines (at least one of `eligible`).
 fn add_trailing(lines: &mut [String], eligible: &[usize], rng: &mut StdRng) {
-    let mut chosen: Vec<usize> = eligible.iter().copied().filter(|_| rng.gen_bool(0.5)).collect();
+    let mut chosen: Vec<usize> = eligible
+        .iter()
+        .copied()
+        .filter(|_| rng.gen_bool(0.5))
+        .collect();
     if chosen.is_empty()
         && let Some(&k) = eligible.choose(rng)
     {
@@ -452,10 +460,7 @@ fn smarten(line: &str) -> Option<String> {
                 out.push('\u{2019}');
                 changed = true;
             }
-            '-' if i > 0
-                && chars[i - 1] == ' '
-                && chars.get(i + 1) == Some(&' ') =>
-            {
+            '-' if i > 0 && chars[i - 1] == ' ' && chars.get(i + 1) == Some(&' ') => {
                 out.push('\u{2013}');
                 changed = true;
             }
@@ -520,7 +525,11 @@ fn perturb(
     };
     let not_exact = |o: &str, c: &str| count(c, o) == 0;
     match kind {
-        "exact" => Some(make(content.to_owned(), args(path, &old, &new), Some(after))),
+        "exact" => Some(make(
+            content.to_owned(),
+            args(path, &old, &new),
+            Some(after),
+        )),
         "trailing-whitespace" => {
             let eligible: Vec<usize> = (0..n).filter(|&k| !is_blank(&old_lines[k])).collect();
             if rng.gen_bool(0.5) {
@@ -568,7 +577,8 @@ fn perturb(
                 let more = |ind: &str| format!("{add}{ind}");
                 (reindent_lines(&old, more), reindent_lines(&new, more))
             };
-            not_exact(&o, content).then(|| make(content.to_owned(), args(path, &o, &w), Some(after)))
+            not_exact(&o, content)
+                .then(|| make(content.to_owned(), args(path, &o, &w), Some(after)))
         }
         "tabs-spaces" => {
             let tabs = old_lines.iter().any(|l| indent(l).contains('\t'));
@@ -578,7 +588,11 @@ fn perturb(
                 } else {
                     let spaces = ind.chars().filter(|c| *c == ' ').count();
                     let tabs_in = ind.chars().filter(|c| *c == '\t').count();
-                    format!("{}{}", "\t".repeat(tabs_in + spaces / 4), " ".repeat(spaces % 4))
+                    format!(
+                        "{}{}",
+                        "\t".repeat(tabs_in + spaces / 4),
+                        " ".repeat(spaces % 4)
+                    )
                 }
             };
             let o = reindent_lines(&old, swap);
@@ -610,7 +624,11 @@ fn perturb(
         "crlf" => {
             if rng.gen_bool(0.5) {
                 let crlf = |t: &str| t.replace('\n', "\r\n");
-                Some(make(crlf(content), args(path, &old, &new), Some(crlf(&after))))
+                Some(make(
+                    crlf(content),
+                    args(path, &old, &new),
+                    Some(crlf(&after)),
+                ))
             } else {
                 let crlf = |t: &str| t.replace('\n', "\r\n");
                 Some(make(
@@ -663,7 +681,8 @@ fn perturb(
             let mut model = old_lines.clone();
             model.remove(k);
             let o = join(&model);
-            not_exact(&o, content).then(|| make(content.to_owned(), args(path, &o, &new), Some(after)))
+            not_exact(&o, content)
+                .then(|| make(content.to_owned(), args(path, &o, &new), Some(after)))
         }
         "typo" => {
             let middle: Vec<usize> = (1..n - 1)
@@ -729,17 +748,18 @@ fn perturb(
             model.push(marker.clone());
             model.extend_from_slice(&old_lines[b..]);
             let o = join(&model);
-            let elided = old_lines[a..b].join("\n");
-            let w = if new.contains(&elided) {
-                new.replacen(&elided, &marker, 1)
+            // newText elides the same lines when it kept them unchanged (as whole lines).
+            let elided = format!("\n{}\n", old_lines[a..b].join("\n"));
+            let padded = format!("\n{new}");
+            let w = if padded.contains(&elided) {
+                padded.replacen(&elided, &format!("\n{marker}\n"), 1)[1..].to_owned()
             } else {
                 new.clone()
             };
             Some(make(content.to_owned(), args(path, &o, &w), Some(after)))
         }
-        "not-unique" => not_unique(file, &lines, rng).map(|(o, w)| {
-            make(content.to_owned(), args(path, &o, &w), None)
-        }),
+        "not-unique" => not_unique(file, &lines, rng)
+            .map(|(o, w)| make(content.to_owned(), args(path, &o, &w), None)),
         "decoy" => {
             let ext = path.rsplit('.').next();
             let others: Vec<&SourceFile> = files
@@ -805,8 +825,11 @@ fn not_unique(file: &SourceFile, lines: &[&str], rng: &mut StdRng) -> Option<(St
             by_trimmed.entry(l.trim()).or_default().push(k);
         }
     }
-    let mut repeated: Vec<(&str, &Vec<usize>)> =
-        by_trimmed.iter().filter(|(_, v)| v.len() >= 2).map(|(k, v)| (*k, v)).collect();
+    let mut repeated: Vec<(&str, &Vec<usize>)> = by_trimmed
+        .iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(k, v)| (*k, v))
+        .collect();
     repeated.sort();
     if repeated.is_empty() {
         return None;
@@ -846,7 +869,11 @@ pub fn generate(files: &[SourceFile], options: &PerturbOptions) -> Vec<Perturbed
 }
 
 /// Every call for the given bases.
-pub fn generate_from(files: &[SourceFile], bases: &[Base], options: &PerturbOptions) -> Vec<Perturbed> {
+pub fn generate_from(
+    files: &[SourceFile],
+    bases: &[Base],
+    options: &PerturbOptions,
+) -> Vec<Perturbed> {
     let per_base: Vec<Vec<Perturbed>> = bases
         .par_iter()
         .enumerate()
@@ -932,7 +959,12 @@ pub fn parse_kinds(list: &str) -> Result<Vec<&'static str>, String> {
                 .iter()
                 .copied()
                 .find(|known| *known == k)
-                .ok_or_else(|| format!("unknown perturbation kind `{k}` (kinds: {})", KINDS.join(", ")))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown perturbation kind `{k}` (kinds: {})",
+                        KINDS.join(", ")
+                    )
+                })
         })
         .collect()
 }
@@ -973,7 +1005,8 @@ mod tests {
 
     /// A few source files shaped like real code, with repeated lines, comments and numbers.
     fn files() -> Vec<SourceFile> {
-        let python = |name: &str, n: usize| SourceFile {
+        let python = |name: &str, n: usize| {
+            SourceFile {
             path: format!("pkg/{name}.py"),
             content: (0..n)
                 .map(|i| {
@@ -982,6 +1015,7 @@ mod tests {
                     )
                 })
                 .collect(),
+        }
         };
         vec![python("alpha", 6), python("beta", 5), python("gamma", 7)]
     }
@@ -1021,7 +1055,10 @@ mod tests {
     #[test]
     fn generation_is_deterministic_and_depends_on_the_seed() {
         let a = generate(&files(), &options(9));
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
         let b = pool.install(|| generate(&files(), &options(9)));
         assert_eq!(a, b);
         assert_ne!(a, generate(&files(), &options(10)));
@@ -1037,9 +1074,18 @@ mod tests {
     #[test]
     fn mistakes_look_like_model_mistakes() {
         assert_eq!(escape("a\t\"b\"\\n\n"), "a\\t\\\"b\\\"\\\\n\\n");
-        assert_eq!(smarten("say \"hi\" - it's").unwrap(), "say \u{201C}hi\u{201D} \u{2013} it\u{2019}s");
+        assert_eq!(
+            smarten("say \"hi\" - it's").unwrap(),
+            "say \u{201C}hi\u{201D} \u{2013} it\u{2019}s"
+        );
         assert_eq!(smarten("plain"), None);
-        assert_eq!(rename("count = count_all(count)", "count", "total"), "total = count_all(total)");
-        assert_eq!(identifiers("self.value = compute(x, value)"), vec!["value", "compute"]);
+        assert_eq!(
+            rename("count = count_all(count)", "count", "total"),
+            "total = count_all(total)"
+        );
+        assert_eq!(
+            identifiers("self.value = compute(x, value)"),
+            vec!["value", "compute"]
+        );
     }
 }

@@ -200,19 +200,35 @@ mod tests {
         writer.finish().unwrap();
         let corpus = read_corpus(out.path()).unwrap();
         assert_eq!(corpus.problems, vec![]);
-        let ids: Vec<(u32, &str)> = corpus.records.iter().map(|(_, r)| (r.turn, r.call_id.as_str())).collect();
-        assert_eq!(ids, vec![(1, "call_0"), (2, "call_1"), (3, "call_2"), (4, "call_3")]);
+        let ids: Vec<(u32, &str)> = corpus
+            .records
+            .iter()
+            .map(|(_, r)| (r.turn, r.call_id.as_str()))
+            .collect();
+        assert_eq!(
+            ids,
+            vec![(1, "call_0"), (2, "call_1"), (3, "call_2"), (4, "call_3")]
+        );
         let legacy = &corpus.records[2].1;
         // The arguments exactly as sent (the legacy pair, not Pi's rewritten `edits`).
         assert_eq!(legacy.arguments, calls[2]);
         let outcome = legacy.outcome.as_ref().unwrap();
         assert_eq!(outcome.report.as_ref().unwrap().located[0].tier, "fuzzy");
-        assert_eq!(corpus.blob(legacy.before.as_ref().unwrap()).map(|b| &**b), Some("x = 1  \ny = 4\n"));
-        assert_eq!(corpus.blob(outcome.after.as_ref().unwrap()).map(|b| &**b), Some("x = 10\ny = 4\n"));
+        assert_eq!(
+            corpus.blob(legacy.before.as_ref().unwrap()).map(|b| &**b),
+            Some("x = 1  \ny = 4\n")
+        );
+        assert_eq!(
+            corpus.blob(outcome.after.as_ref().unwrap()).map(|b| &**b),
+            Some("x = 10\ny = 4\n")
+        );
         assert_eq!(corpus.records[3].1.before, None);
 
         let cases = cases(&corpus);
-        let strategies = vec![parse_strategy("exact").unwrap(), parse_strategy("pi").unwrap()];
+        let strategies = vec![
+            parse_strategy("exact").unwrap(),
+            parse_strategy("pi").unwrap(),
+        ];
         let names = vec!["exact".to_owned(), "pi".to_owned()];
         let results = compare(&cases, &strategies, 1).unwrap();
         // The failed call's gold is the retry's result: both strategies miss it the same way.

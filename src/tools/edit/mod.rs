@@ -27,8 +27,7 @@ pub use normalize::{
 };
 pub use strategies::{
     Applied, EditStrategy, ExactStrategy, Ladder, Miss, PiStrategy, Replacement, STRATEGIES,
-    StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name,
-    strategy_names,
+    StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name, strategy_names,
 };
 
 use super::definitions::pi_tool;

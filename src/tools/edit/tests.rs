@@ -772,11 +772,18 @@ async fn a_fuzzy_edit_in_a_crlf_file_keeps_crlf_and_normalises_every_line() {
 
 #[tokio::test]
 async fn reindented_edits_keep_crlf_and_the_bom() {
-    let dir = dir_with(&[("w.py", "\u{FEFF}def f():\r\n    if x:\r\n        return 1\r\n")]);
+    let dir = dir_with(&[(
+        "w.py",
+        "\u{FEFF}def f():\r\n    if x:\r\n        return 1\r\n",
+    )]);
     let out = run_with(
         &dir,
         "safe",
-        one("w.py", "if x:\n    return 1\n", "if x:\n    log()\n    return 2\n"),
+        one(
+            "w.py",
+            "if x:\n    return 1\n",
+            "if x:\n    log()\n    return 2\n",
+        ),
     )
     .await
     .unwrap();
@@ -795,7 +802,10 @@ async fn reindented_edits_keep_crlf_and_the_bom() {
 }
 
 fn details_diff(details: &Option<Value>) -> String {
-    details.as_ref().unwrap()["diff"].as_str().unwrap().to_owned()
+    details.as_ref().unwrap()["diff"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[tokio::test]
@@ -804,17 +814,26 @@ async fn a_tab_indented_file_gets_tabs_back() {
     run_with(
         &dir,
         "chain:exact,indent",
-        one("t.go", "if a {\n    b()\n}\n", "if a {\n    c()\n    b()\n}\n"),
+        one(
+            "t.go",
+            "if a {\n    b()\n}\n",
+            "if a {\n    c()\n    b()\n}\n",
+        ),
     )
     .await
     .unwrap();
-    assert_eq!(read(&dir, "t.go"), "func f() {\n\tif a {\n\t\tc()\n\t\tb()\n\t}\n}\n");
+    assert_eq!(
+        read(&dir, "t.go"),
+        "func f() {\n\tif a {\n\t\tc()\n\t\tb()\n\t}\n}\n"
+    );
 }
 
 #[tokio::test]
 async fn pi_local_changes_only_the_matched_span_in_a_crlf_file() {
     let dir = dir_with(&[("c.txt", "a  \r\n\u{201C}q\u{201D}  \r\nz \r\n")]);
-    let out = run_with(&dir, "pi-local", one("c.txt", "\"q\"", "'q'")).await.unwrap();
+    let out = run_with(&dir, "pi-local", one("c.txt", "\"q\"", "'q'"))
+        .await
+        .unwrap();
     assert_eq!(read(&dir, "c.txt"), "a  \r\n'q'  \r\nz \r\n");
     assert_eq!(out.edit.unwrap().located[0].tier, "pi-local");
     // Pi itself rewrites every line normalised.
@@ -838,16 +857,26 @@ async fn an_ambiguous_fuzzy_match_is_refused_with_the_count_and_leaves_the_file(
 
 #[tokio::test]
 async fn scores_of_similarity_tiers_reach_the_report() {
-    let dir = dir_with(&[("s.rs", "fn main() {\n    let total = compute(1, 2);\n    println!(\"{total}\");\n}\n")]);
+    let dir = dir_with(&[(
+        "s.rs",
+        "fn main() {\n    let total = compute(1, 2);\n    println!(\"{total}\");\n}\n",
+    )]);
     let out = run_with(
         &dir,
         "similarity:0.9",
-        one("s.rs", "    let total = compute(1, 2);\n    println!(\"{totl}\");\n", "    run();\n"),
+        one(
+            "s.rs",
+            "    let total = compute(1, 2);\n    println!(\"{totl}\");\n",
+            "    run();\n",
+        ),
     )
     .await
     .unwrap();
     assert_eq!(read(&dir, "s.rs"), "fn main() {\n    run();\n}\n");
     let located = &out.edit.unwrap().located[0];
     assert_eq!(located.tier, "similarity");
-    assert!(located.score.is_some_and(|s| s > 0.9 && s < 1.0), "{located:?}");
+    assert!(
+        located.score.is_some_and(|s| s > 0.9 && s < 1.0),
+        "{located:?}"
+    );
 }

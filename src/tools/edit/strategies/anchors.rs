@@ -1,9 +1,9 @@
 //! `anchors` (`anchors:T`): the first and last lines of `oldText` are anchors, found trimmed; the
 //! window between them may be up to two lines longer than `oldText` (lines the model dropped),
-//! and its middle must hold `oldText`'s middle: each middle line of `oldText` is aligned, in
-//! order, with a window line, credited with their similarity, weighted by its length; the score
-//! is the share of `oldText`'s middle so found and must reach the threshold `T` (0.8 unless
-//! given; never 0). A second window whose score comes within [`RUNNER_UP_MARGIN`] of the best
+//! and its middle must hold `oldText`'s middle: each non-blank middle line of `oldText` is
+//! aligned, in order, with a window line and credited with their similarity; the score is the
+//! share of `oldText`'s middle lines so found (each line counts the same) and must reach the
+//! threshold `T` (0.8 unless given; never 0). A second window whose score comes within [`RUNNER_UP_MARGIN`] of the best
 //! makes the match ambiguous.
 //!
 //! This is the block-anchor idea of Cline and opencode with the hazards removed: Cline accepts
@@ -35,25 +35,32 @@ impl Anchors {
     }
 }
 
-/// The share of `model` (weighted by trimmed length) found in order in `file`, each line
-/// credited with its best similarity to the file line it is aligned with.
+/// The share of `model`'s non-blank lines found in order in `file`, each credited with its
+/// similarity to the file line it is aligned with. Every line counts the same, so one long
+/// matching line cannot outweigh short lines that are not there.
 fn middle_score(model: &[&str], file: &[&str]) -> f64 {
-    let model: Vec<&str> = model.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
-    let file: Vec<&str> = file.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
-    let total: usize = model.iter().map(|l| l.chars().count()).sum();
-    if total == 0 {
+    let model: Vec<&str> = model
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let file: Vec<&str> = file
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if model.is_empty() {
         return if file.is_empty() { 1.0 } else { 0.0 };
     }
     // best[a][b]: credit of model[..a] aligned within file[..b].
     let mut best = vec![vec![0.0f64; file.len() + 1]; model.len() + 1];
     for a in 1..=model.len() {
-        let weight = model[a - 1].chars().count() as f64;
         for b in 1..=file.len() {
-            let pair = best[a - 1][b - 1] + weight * similarity(model[a - 1], file[b - 1]);
+            let pair = best[a - 1][b - 1] + similarity(model[a - 1], file[b - 1]);
             best[a][b] = pair.max(best[a - 1][b]).max(best[a][b - 1]);
         }
     }
-    best[model.len()][file.len()] / total as f64
+    best[model.len()][file.len()] / model.len() as f64
 }
 
 impl Locator for Anchors {
@@ -85,10 +92,7 @@ impl Locator for Anchors {
                 scored.push((i, m, score));
             }
         }
-        let Some(&(i, m, best)) = scored
-            .iter()
-            .max_by(|a, b| a.2.total_cmp(&b.2))
-        else {
+        let Some(&(i, m, best)) = scored.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else {
             return Locate::NotFound;
         };
         if best < self.threshold {
@@ -103,8 +107,8 @@ impl Locator for Anchors {
         }
         let anchors_model = [old.lines[0], old.lines[n - 1]];
         let anchors_file = [hay.line(i), hay.line(i + m - 1)];
-        let new_text = Reindent::between(&anchors_model, &anchors_file)
-            .and_then(|r| r.apply(&edit.new_text));
+        let new_text =
+            Reindent::between(&anchors_model, &anchors_file).and_then(|r| r.apply(&edit.new_text));
         let (start, end) = hay.span(i, m, old.trailing_newline);
         Locate::Found(Found::fuzzy("anchors", start, end, new_text).with_score(best))
     }

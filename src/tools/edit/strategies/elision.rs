@@ -30,10 +30,7 @@ pub fn is_marker(line: &str) -> bool {
             break;
         }
     }
-    let Some(rest) = body
-        .strip_prefix("...")
-        .or_else(|| body.strip_prefix('…'))
-    else {
+    let Some(rest) = body.strip_prefix("...").or_else(|| body.strip_prefix('…')) else {
         return false;
     };
     let words = rest.trim().trim_end_matches(['.', '…']).trim();

@@ -44,7 +44,12 @@ pub(super) fn locate_indent(hay: &Haystack<'_>, edit: &Replacement, tier: &str) 
             continue;
         };
         let (start, end) = hay.span(i, n, old.trailing_newline);
-        hits.push(Found::fuzzy(tier, start, end, reindent.apply(&edit.new_text)));
+        hits.push(Found::fuzzy(
+            tier,
+            start,
+            end,
+            reindent.apply(&edit.new_text),
+        ));
     }
     unique_or_ambiguous(hits)
 }

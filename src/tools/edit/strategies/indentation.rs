@@ -157,7 +157,8 @@ mod tests {
 
     #[test]
     fn a_negative_shift_never_goes_below_column_zero() {
-        let r = Reindent::between(&["        a", "            b"], &["    a", "        b"]).unwrap();
+        let r =
+            Reindent::between(&["        a", "            b"], &["    a", "        b"]).unwrap();
         assert_eq!(r.apply("  c\n        a").unwrap(), "c\n    a");
     }
 }

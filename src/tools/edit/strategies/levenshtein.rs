@@ -13,7 +13,9 @@ pub(crate) fn bounded(a: &[char], b: &[char], bound: usize) -> Option<usize> {
     }
     const FAR: usize = usize::MAX / 2;
     // prev[j]: distance of a[..i] and b[..j].
-    let mut prev: Vec<usize> = (0..=b.len()).map(|j| if j <= bound { j } else { FAR }).collect();
+    let mut prev: Vec<usize> = (0..=b.len())
+        .map(|j| if j <= bound { j } else { FAR })
+        .collect();
     let mut cur = vec![FAR; b.len() + 1];
     for i in 1..=a.len() {
         let lo = i.saturating_sub(bound).max(1);
@@ -78,13 +80,19 @@ mod tests {
 
     #[test]
     fn the_band_agrees_with_the_full_table() {
-        let words = ["", "a", "ab", "abc", "axc", "cba", "abcabc", "aabbcc", "xyz", "abxcy"];
+        let words = [
+            "", "a", "ab", "abc", "axc", "cba", "abcabc", "aabbcc", "xyz", "abxcy",
+        ];
         for a in words {
             for b in words {
                 let full = distance(&chars(a), &chars(b));
                 for bound in 0..7 {
                     let banded = bounded(&chars(a), &chars(b), bound);
-                    assert_eq!(banded, (full <= bound).then_some(full), "{a:?} {b:?} {bound}");
+                    assert_eq!(
+                        banded,
+                        (full <= bound).then_some(full),
+                        "{a:?} {b:?} {bound}"
+                    );
                 }
             }
         }

@@ -45,9 +45,9 @@ mod tests;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::tools::{EditFailure, LocatedEdit};
 #[cfg(test)]
 use crate::tools::MatchTier;
+use crate::tools::{EditFailure, LocatedEdit};
 
 pub use chain::Ladder;
 pub use elision::is_marker as is_elision_marker;
@@ -134,11 +134,7 @@ pub const STRATEGIES: &[StrategyInfo] = &[
         "Pi 0.73.1: exact, else NFKC/trailing-space/punctuation-normalised; a fuzzy match rewrites the whole file normalised (default)",
         false,
     ),
-    info(
-        "exact",
-        "exact bytes only, unique, never normalised",
-        true,
-    ),
+    info("exact", "exact bytes only, unique, never normalised", true),
     info(
         "pi-local",
         "Pi's normalisation used only to locate: bytes outside the matched span stay as they were",
@@ -189,11 +185,7 @@ pub const STRATEGIES: &[StrategyInfo] = &[
         "best line window by normalised edit distance >= T (Roo Code); refused when the runner-up is close",
         true,
     ),
-    info(
-        "codex",
-        "preset: exact, then Codex's unicode ladder",
-        true,
-    ),
+    info("codex", "preset: exact, then Codex's unicode ladder", true),
     info(
         "cline",
         "preset: Cline's replace_in_file ladder: exact, trimmed lines, block anchors (no middle check)",
@@ -537,4 +529,3 @@ fn splice(base: &str, mut located: Vec<Located<'_>>) -> Result<String, EditFailu
 fn exact_tier() -> LocatedEdit {
     LocatedEdit::exact("exact")
 }
-

@@ -60,7 +60,13 @@ impl Locator for LineTrimmed {
 
 /// opencode's middle-line similarity of the candidate `first..=last` (line by line, by index,
 /// averaged over the lines checked), with its early exit for a single candidate.
-fn block_similarity(hay: &Haystack<'_>, lines: &[&str], first: usize, last: usize, single: bool) -> f64 {
+fn block_similarity(
+    hay: &Haystack<'_>,
+    lines: &[&str],
+    first: usize,
+    last: usize,
+    single: bool,
+) -> f64 {
     let search_size = lines.len();
     let actual_size = last - first + 1;
     let to_check = search_size.min(actual_size).saturating_sub(2);
@@ -86,7 +92,11 @@ fn block_similarity(hay: &Haystack<'_>, lines: &[&str], first: usize, last: usiz
         }
         j += 1;
     }
-    if single { total } else { total / to_check as f64 }
+    if single {
+        total
+    } else {
+        total / to_check as f64
+    }
 }
 
 /// `BlockAnchorReplacer`: first and last lines as anchors (the last anchor is the first matching
@@ -359,8 +369,8 @@ impl Locator for ContextAware {
                 continue;
             }
             let (mut matching, mut non_empty) = (0usize, 0usize);
-            for k in 1..lines.len() - 1 {
-                let (block, search) = (hay.line(i + k).trim(), lines[k].trim());
+            for (k, search) in lines.iter().enumerate().take(lines.len() - 1).skip(1) {
+                let (block, search) = (hay.line(i + k).trim(), search.trim());
                 if !block.is_empty() || !search.is_empty() {
                     non_empty += 1;
                     if block == search {

@@ -9,7 +9,9 @@
 use std::borrow::Cow;
 
 use super::super::normalize::{count_occurrences, find, normalize_for_fuzzy_match, scan_all};
-use super::{Applied, EditStrategy, Located, Miss, Replacement, check_not_empty, exact_tier, splice};
+use super::{
+    Applied, EditStrategy, Located, Miss, Replacement, check_not_empty, exact_tier, splice,
+};
 use crate::tools::{EditFailure, LocatedEdit, MatchTier};
 
 /// Pi's matching: exact first, then fuzzy in normalised space.
@@ -154,4 +156,3 @@ pub(super) fn unique(count: i64, index: usize, tiers: &[LocatedEdit]) -> Result<
     }
     Ok(())
 }
-

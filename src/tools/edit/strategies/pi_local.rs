@@ -43,8 +43,7 @@ impl Locator for PiLocal {
             original_column(hay.line(line), norm.line(line), column)
                 .map(|c| hay.line_start(line) + c)
         };
-        let (Some(start), Some(end)) = (map(at), map(at + normalized_old.len()))
-        else {
+        let (Some(start), Some(end)) = (map(at), map(at + normalized_old.len())) else {
             return Locate::NotFound;
         };
         Locate::Found(Found::fuzzy("pi-local", start, end, None))

@@ -111,11 +111,11 @@ impl Locator for Similarity {
                     continue;
                 }
                 let mut window: Vec<char> = Vec::with_capacity(window_len);
-                for k in i..i + m {
-                    if k > i {
+                for (k, line) in lines[i..i + m].iter().enumerate() {
+                    if k > 0 {
                         window.push('\n');
                     }
-                    window.extend_from_slice(&lines[k]);
+                    window.extend_from_slice(line);
                 }
                 if let Some(d) = bounded(&window, &target, bound) {
                     scored.push((i, m, 1.0 - d as f64 / longest as f64));
