@@ -880,3 +880,24 @@ async fn scores_of_similarity_tiers_reach_the_report() {
         "{located:?}"
     );
 }
+
+#[test]
+fn edit_reports_serialise_tier_names_and_read_older_records() {
+    let report = EditReport::new(
+        "safe",
+        vec![
+            LocatedEdit::exact("exact"),
+            LocatedEdit::fuzzy("anchors", Some(0.9)),
+        ],
+        None,
+    );
+    assert_eq!(
+        serde_json::to_value(&report).unwrap(),
+        json!({"strategy": "safe", "tiers": ["exact", "fuzzy"], "located": [
+            {"kind": "exact", "tier": "exact"},
+            {"kind": "fuzzy", "tier": "anchors", "score": 0.9}]})
+    );
+    let older: EditReport =
+        serde_json::from_value(json!({"strategy": "pi", "tiers": ["fuzzy"]})).unwrap();
+    assert_eq!((older.tiers, older.located), (vec![Fuzzy], vec![]));
+}
