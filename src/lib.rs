@@ -14,6 +14,8 @@
 //!   -> tasks            task definitions (task.yaml) and their validation
 //!   -> workspace        throwaway copies of a task's fixture repository, and their diff
 //!   -> scoring          checks after the agent stops, and the per-run record
+//!   -> edits            the edit corpus (edits.jsonl), gold answers, perturbations, and the
+//!                       offline comparison of edit strategies
 //!   -> reports          CSV, markdown and terminal output, read from run records only
 //!   -> runner           schedules task runs in parallel and fans events out to reporters
 //!   -> cli              the `harness` command line (the binary in main.rs is a thin shell)
@@ -26,6 +28,7 @@ pub mod agent;
 pub mod cassettes;
 pub mod cli;
 pub mod conversation;
+pub mod edits;
 pub mod providers;
 pub mod reports;
 pub mod runner;

@@ -14,6 +14,7 @@ macro_rules! stderr {
 
 pub mod cassettes;
 pub mod dev;
+pub mod edits;
 pub mod preflight;
 pub mod run;
 pub mod tool;
@@ -71,6 +72,9 @@ pub enum Command {
     /// List re-recorded cassettes and changed snapshots waiting for review; accept or reject
     /// them.
     Review(cassettes::ReviewArgs),
+    /// Edit strategies: list them, build a perturbed edit corpus, compare them offline.
+    #[command(subcommand)]
+    Edits(edits::EditsCommand),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -99,6 +103,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => run::validate(args),
         Command::Cassettes(command) => cassettes::run(command),
         Command::Review(args) => cassettes::review(args),
+        Command::Edits(command) => edits::run(command),
         Command::Dev(command) => dev::run(command),
     }
 }

@@ -79,14 +79,8 @@ pub fn check_flags(
             ));
         }
     }
-    if edit::strategy_by_name(&args.edit_strategy).is_none() {
-        problems.push(Problem::new(
-            format!("unknown edit strategy `{}`", args.edit_strategy),
-            format!(
-                "pass `--edit-strategy` one of: {}",
-                edit::strategy_names().join(", ")
-            ),
-        ));
+    if let Err(e) = edit::parse_strategy(&args.edit_strategy) {
+        problems.push(Problem::new(e.to_string(), e.hint()));
     }
     let mut named: Vec<&str> = args.provider.iter().map(String::as_str).collect();
     named.extend(models.iter().map(|m| m.provider.as_str()));

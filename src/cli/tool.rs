@@ -31,7 +31,8 @@ pub struct ToolArgs {
     #[arg(long)]
     pub cwd: Option<PathBuf>,
 
-    /// How edit locates its oldText: pi (exact, then fuzzy) or exact.
+    /// How edit locates its oldText: pi (exact, then fuzzy), exact, safe, chain:a,b,... (see
+    /// `harness edits strategies`).
     #[arg(long, default_value = "pi")]
     pub edit_strategy: String,
 

@@ -290,6 +290,7 @@ fn agent_run() -> AgentRun {
         edit: Some(EditReport {
             strategy: "pi".into(),
             tiers: vec![MatchTier::Exact],
+            located: Vec::new(),
             failure: Some(EditFailure::NotFound { index: 1 }),
         }),
     });

@@ -10,7 +10,7 @@ use crate::conversation::{Content, Message, ToolCall, UserContent};
 use crate::providers::ProviderError;
 use crate::tasks::{Check, CheckKind, FileAssert};
 use crate::tools::{
-    EditFailure, EditReport, MatchTier, ToolError, ToolOutput, ToolResult, ToolSetSpec,
+    EditFailure, EditReport, LocatedEdit, MatchTier, ToolError, ToolOutput, ToolResult, ToolSetSpec,
 };
 
 fn check(name: &str, passed: bool) -> CheckResult {
@@ -63,13 +63,20 @@ fn record(turn: u32, name: &str, result: ToolResult) -> ToolCallRecord {
     }
 }
 
+/// Located edits of the given kinds, named as Pi's tiers are.
+fn located(tiers: &[MatchTier]) -> Vec<LocatedEdit> {
+    tiers
+        .iter()
+        .map(|t| match t {
+            MatchTier::Exact => LocatedEdit::exact("exact"),
+            MatchTier::Fuzzy => LocatedEdit::fuzzy("fuzzy", None),
+        })
+        .collect()
+}
+
 fn edit_ok(tiers: &[MatchTier]) -> ToolResult {
     ToolResult::ok(ToolOutput {
-        edit: Some(EditReport {
-            strategy: "pi".into(),
-            tiers: tiers.to_vec(),
-            failure: None,
-        }),
+        edit: Some(EditReport::new("pi", located(tiers), None)),
         ..ToolOutput::text("Successfully replaced text in src/calc.py.")
     })
 }
@@ -77,11 +84,7 @@ fn edit_ok(tiers: &[MatchTier]) -> ToolResult {
 fn edit_failed(tiers: &[MatchTier], failure: EditFailure) -> ToolResult {
     ToolResult::error(ToolError {
         message: "Could not find the exact text in src/calc.py.".into(),
-        edit: Some(EditReport {
-            strategy: "pi".into(),
-            tiers: tiers.to_vec(),
-            failure: Some(failure),
-        }),
+        edit: Some(EditReport::new("pi", located(tiers), Some(failure))),
     })
 }
 

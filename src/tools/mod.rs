@@ -55,6 +55,11 @@ pub struct ToolContext {
     pub temp_dir: PathBuf,
     /// The edit matching strategy (Pi's exact-then-fuzzy by default).
     pub edit_strategy: Arc<dyn edit::EditStrategy>,
+    /// Told about every `edit` call (to record the edit corpus); `None` by default.
+    pub edit_observer: Option<Arc<dyn EditObserver>>,
+    /// Set by [`registry::ToolSet::call`] for one `edit` call while an observer listens: where
+    /// the tool leaves what it read and wrote for the observer.
+    pub(crate) edit_capture: Option<Arc<EditCapture>>,
     /// Cancelled when the run is aborted (a limit was reached, the user pressed Ctrl-C).
     pub cancel: CancellationToken,
 }
@@ -73,6 +78,8 @@ impl ToolContext {
             jail: crate::sandbox::Jail::unconfined(),
             temp_dir: std::env::temp_dir(),
             edit_strategy: Arc::new(edit::PiStrategy),
+            edit_observer: None,
+            edit_capture: None,
             cancel: CancellationToken::new(),
         }
     }
@@ -189,12 +196,45 @@ impl ToolResult {
     }
 }
 
-/// Which tier of a strategy located an edit.
+/// Whether a strategy located an edit exactly or not; scoring counts the two (`calls_exact`,
+/// `calls_fuzzy`). The tier that found it is in [`LocatedEdit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchTier {
+    /// The file holds the `oldText` bytes (or its lines) exactly.
     Exact,
+    /// Any other tier: normalised, re-indented, similar, ...
     Fuzzy,
+}
+
+/// How one edit was located: exact or not, the name of the strategy's tier that found it
+/// (`exact`, `fuzzy`, `indent`, `anchors`, ...), and for similarity tiers the score in `[0, 1]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocatedEdit {
+    pub kind: MatchTier,
+    pub tier: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+impl LocatedEdit {
+    /// An exact match found by the tier `tier`.
+    pub fn exact(tier: &str) -> Self {
+        LocatedEdit {
+            kind: MatchTier::Exact,
+            tier: tier.to_owned(),
+            score: None,
+        }
+    }
+
+    /// A fuzzy match found by the tier `tier`, with its similarity score if it has one.
+    pub fn fuzzy(tier: &str, score: Option<f64>) -> Self {
+        LocatedEdit {
+            kind: MatchTier::Fuzzy,
+            tier: tier.to_owned(),
+            score,
+        }
+    }
 }
 
 /// Why an edit call failed, as the harness counts it.
@@ -241,12 +281,85 @@ impl EditFailure {
     }
 }
 
-/// What happened to one edit call: the strategy, the tier of every located edit, and the failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What happened to one edit call: the strategy, how every located edit was found, and the
+/// failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EditReport {
     pub strategy: String,
-    /// Tiers of the edits located before success or failure, in edit order.
+    /// Exact or fuzzy, for each edit located before success or failure, in edit order (what
+    /// scoring counts; the same edits as `located`).
     pub tiers: Vec<MatchTier>,
+    /// The same edits with the tier that found each and its score.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub located: Vec<LocatedEdit>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<EditFailure>,
+}
+
+impl EditReport {
+    /// The report of a call under `strategy` whose located edits are `located`.
+    pub fn new(strategy: &str, located: Vec<LocatedEdit>, failure: Option<EditFailure>) -> Self {
+        EditReport {
+            strategy: strategy.to_owned(),
+            tiers: located.iter().map(|l| l.kind).collect(),
+            located,
+            failure,
+        }
+    }
+}
+
+/// One `edit` call as an [`EditObserver`] sees it, after it finished.
+#[derive(Debug, Clone, Copy)]
+pub struct EditObservation<'a> {
+    /// The arguments exactly as the model sent them (before `prepareArguments`).
+    pub arguments: &'a Value,
+    /// The `path` argument as given, if it was a string.
+    pub path: Option<&'a str>,
+    /// The path it resolved to, if the tool got that far.
+    pub resolved: Option<&'a std::path::Path>,
+    /// The file's text before the call (BOM and line endings as on disk; invalid UTF-8 replaced),
+    /// `None` if it was not read (missing, unreadable, or the call failed before reading).
+    pub before: Option<&'a str>,
+    /// The text written, if the call changed the file.
+    pub after: Option<&'a str>,
+    /// The result the model gets (its `edit` field is the [`EditReport`]).
+    pub result: &'a ToolResult,
+}
+
+/// Told about every `edit` call of a run, after it finished (see
+/// [`ToolContext::edit_observer`]). Called from the tool's task: keep it quick and never block
+/// on other calls.
+pub trait EditObserver: Send + Sync {
+    fn observe(&self, call: &EditObservation<'_>);
+}
+
+/// What the edit tool read and wrote during one observed call.
+#[derive(Debug, Default)]
+pub(crate) struct EditCapture {
+    state: std::sync::Mutex<CapturedFile>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub(crate) struct CapturedFile {
+    pub resolved: Option<PathBuf>,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+impl EditCapture {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut CapturedFile)) {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut state);
+    }
+
+    pub(crate) fn take(&self) -> CapturedFile {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        std::mem::take(&mut *state)
+    }
 }

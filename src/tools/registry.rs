@@ -20,7 +20,10 @@ use super::ls::LsTool;
 use super::read::ReadTool;
 use super::validate::validate_arguments;
 use super::write::WriteTool;
-use super::{EditFailure, EditReport, Tool, ToolContext, ToolDefinition, ToolError, ToolResult};
+use super::{
+    EditCapture, EditFailure, EditObservation, EditReport, Tool, ToolContext, ToolDefinition,
+    ToolError, ToolResult,
+};
 
 /// Pi's seven tools, in the order `harness tools --set all` lists them.
 const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
@@ -179,6 +182,29 @@ impl ToolSet {
     /// [`EditFailure::InvalidArguments`] so scoring counts it. A panic inside a tool (a harness
     /// bug) becomes an error result rather than ending the whole run.
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
+        if name == "edit"
+            && let Some(observer) = ctx.edit_observer.clone()
+        {
+            let capture = Arc::new(EditCapture::default());
+            let mut scoped = ctx.clone();
+            scoped.edit_capture = Some(Arc::clone(&capture));
+            let raw = args.clone();
+            let result = self.call_unobserved(name, args, &scoped).await;
+            let file = capture.take();
+            observer.observe(&EditObservation {
+                arguments: &raw,
+                path: raw.get("path").and_then(Value::as_str),
+                resolved: file.resolved.as_deref(),
+                before: file.before.as_deref(),
+                after: file.after.as_deref(),
+                result: &result,
+            });
+            return result;
+        }
+        self.call_unobserved(name, args, ctx).await
+    }
+
+    async fn call_unobserved(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
         let Some(tool) = self.get(name) else {
             return ToolResult::error(ToolError::new(format!("Tool {name} not found")));
         };
@@ -188,11 +214,11 @@ impl ToolSet {
             Err(message) => {
                 let mut err = ToolError::new(message);
                 if name == "edit" {
-                    err.edit = Some(EditReport {
-                        strategy: ctx.edit_strategy.name().to_owned(),
-                        tiers: Vec::new(),
-                        failure: Some(EditFailure::InvalidArguments),
-                    });
+                    err.edit = Some(EditReport::new(
+                        ctx.edit_strategy.name(),
+                        Vec::new(),
+                        Some(EditFailure::InvalidArguments),
+                    ));
                 }
                 return ToolResult::error(err);
             }
@@ -309,11 +335,11 @@ mod tests {
         assert!(result.is_error);
         assert_eq!(
             result.edit,
-            Some(EditReport {
-                strategy: "pi".into(),
-                tiers: vec![],
-                failure: Some(EditFailure::InvalidArguments),
-            })
+            Some(EditReport::new(
+                "pi",
+                vec![],
+                Some(EditFailure::InvalidArguments)
+            ))
         );
     }
 

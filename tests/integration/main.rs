@@ -3,6 +3,7 @@
 mod cassettes;
 mod cli_tool;
 mod edit;
+mod edits_cli;
 mod faults;
 mod load;
 mod preflight;

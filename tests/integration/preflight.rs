@@ -115,13 +115,24 @@ fn max_cost_must_be_a_finite_amount() {
 #[test]
 fn an_unknown_edit_strategy_is_named_with_the_known_ones() {
     let known = harness::tools::edit::strategy_names().join(", ");
+    let hint =
+        format!("hint: valid strategies: {known}; combine them with chain:a,b,c (all but pi)\n");
     refused(
         &["--edit-strategy", "fuzzy-ish"],
         None,
-        &format!(
-            "error: unknown edit strategy `fuzzy-ish`\nhint: pass `--edit-strategy` one of: {known}\n"
-        ),
+        &format!("error: unknown edit strategy `fuzzy-ish`\n{hint}"),
     );
+    // A malformed chain or threshold is refused the same way, before anything runs.
+    for bad in ["chain:exact,nope", "similarity:1.5"] {
+        let dir = project();
+        let (code, _, stderr) = harness(dir.path(), &["run", "tasks", "--edit-strategy", bad], &[]);
+        assert_eq!(code, 2, "{bad}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.ends_with(&hint),
+            "{bad}: {stderr}"
+        );
+        assert!(!dir.path().join("reports").exists());
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@
 
 mod diff;
 mod normalize;
-mod strategy;
+pub mod strategies;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -25,15 +25,15 @@ pub use normalize::{
     LineEnding, detect_line_ending, normalize_for_fuzzy_match, normalize_to_lf,
     restore_line_endings, strip_bom,
 };
-pub use strategy::{
-    Applied, EditStrategy, ExactStrategy, Miss, PiStrategy, Replacement, failure_message,
-    strategy_by_name, strategy_names,
+pub use strategies::{
+    Applied, EditStrategy, ExactStrategy, Ladder, Miss, PiStrategy, Replacement, STRATEGIES,
+    StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name, strategy_names,
 };
 
 use super::definitions::pi_tool;
 use super::{
-    Content, EditFailure, EditReport, MatchTier, Tool, ToolContext, ToolDefinition, ToolError,
-    ToolOutput,
+    Content, EditCapture, EditFailure, EditReport, LocatedEdit, Tool, ToolContext, ToolDefinition,
+    ToolError, ToolOutput,
 };
 
 pi_tool! {
@@ -98,7 +98,7 @@ impl Tool for EditTool {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let strategy = Arc::clone(&ctx.edit_strategy);
         let reporter = Reporter {
-            strategy: strategy.name(),
+            strategy: Arc::from(strategy.name()),
         };
         // validateEditInput runs before the queue.
         let edits = match args.get("edits") {
@@ -129,6 +129,10 @@ impl Tool for EditTool {
             return Err(reporter.fail(denied.message, Vec::new(), EditFailure::File));
         }
         let cancel = ctx.cancel.clone();
+        let capture = ctx.edit_capture.clone();
+        if let Some(capture) = &capture {
+            capture.update(|c| c.resolved = Some(abs.clone()));
+        }
         // The queue place is taken here, synchronously, so calls apply in call order.
         let key = abs.clone();
         let queued = ctx.queue.run(&key, async move {
@@ -136,6 +140,7 @@ impl Tool for EditTool {
                 return Err(reporter.aborted());
             }
             let job_cancel = cancel.clone();
+            let job_reporter = reporter.clone();
             let job = tokio::task::spawn_blocking(move || {
                 edit_file(
                     &abs,
@@ -143,7 +148,8 @@ impl Tool for EditTool {
                     &edits,
                     strategy.as_ref(),
                     &job_cancel,
-                    reporter,
+                    &job_reporter,
+                    capture.as_deref(),
                 )
             });
             tokio::select! {
@@ -159,24 +165,20 @@ impl Tool for EditTool {
 }
 
 /// Builds the [`EditReport`] of a call.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Reporter {
-    strategy: &'static str,
+    strategy: Arc<str>,
 }
 
 impl Reporter {
-    fn report(self, tiers: Vec<MatchTier>, failure: Option<EditFailure>) -> EditReport {
-        EditReport {
-            strategy: self.strategy.to_owned(),
-            tiers,
-            failure,
-        }
+    fn report(&self, tiers: Vec<LocatedEdit>, failure: Option<EditFailure>) -> EditReport {
+        EditReport::new(&self.strategy, tiers, failure)
     }
 
     fn fail(
-        self,
+        &self,
         message: impl Into<String>,
-        tiers: Vec<MatchTier>,
+        tiers: Vec<LocatedEdit>,
         failure: EditFailure,
     ) -> ToolError {
         ToolError {
@@ -186,11 +188,50 @@ impl Reporter {
     }
 
     /// An aborted call: no edit was attempted, so the report has no failure kind.
-    fn aborted(self) -> ToolError {
+    fn aborted(&self) -> ToolError {
         ToolError {
             message: "Operation aborted".to_owned(),
             edit: Some(self.report(Vec::new(), None)),
         }
+    }
+}
+
+/// A file's text as a strategy sees it: the BOM split off, the line ending detected (from the
+/// first line break, as Pi does) and every line break turned into `\n`.
+#[derive(Debug, Clone)]
+pub struct PreparedText<'a> {
+    pub bom: &'a str,
+    pub ending: LineEnding,
+    pub content: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> PreparedText<'a> {
+    /// Pi's steps before matching, on the file's text as read.
+    pub fn new(raw: &'a str) -> Self {
+        let (bom, content) = strip_bom(raw);
+        PreparedText {
+            bom,
+            ending: detect_line_ending(content),
+            content: normalize_to_lf(content),
+        }
+    }
+
+    /// The text Pi writes for the strategy's `new_content`: line endings restored, BOM first.
+    pub fn finish(&self, new_content: &str) -> String {
+        let restored = restore_line_endings(new_content, self.ending);
+        let mut out = String::with_capacity(self.bom.len() + restored.len());
+        out.push_str(self.bom);
+        out.push_str(&restored);
+        out
+    }
+}
+
+/// The replacements of validated `edit` arguments (`edits` items with string `oldText` and
+/// `newText`), both texts LF-normalised, or the tool's error text.
+pub fn replacements_of(args: &Value) -> Result<Vec<Replacement>, String> {
+    match args.get("edits") {
+        Some(Value::Array(items)) if !items.is_empty() => parse_edits(items),
+        _ => Err(failure_message(&EditFailure::NoEdits, 0, "")),
     }
 }
 
@@ -222,7 +263,8 @@ fn edit_file(
     edits: &[Replacement],
     strategy: &dyn EditStrategy,
     cancel: &tokio_util::sync::CancellationToken,
-    reporter: Reporter,
+    reporter: &Reporter,
+    capture: Option<&EditCapture>,
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
     use nix::unistd::{AccessFlags, access};
@@ -238,11 +280,12 @@ fn edit_file(
         )));
     }
     let raw = read_file(abs).map_err(file_error)?;
-    let (bom, content) = strip_bom(&raw);
-    let ending = detect_line_ending(content);
-    let content = normalize_to_lf(content);
+    if let Some(capture) = capture {
+        capture.update(|c| c.before = Some(raw.clone()));
+    }
+    let text = PreparedText::new(&raw);
 
-    let applied = strategy.apply(&content, edits).map_err(|miss| {
+    let applied = strategy.apply(&text.content, edits).map_err(|miss| {
         reporter.fail(
             failure_message(&miss.failure, edits.len(), path),
             miss.tiers,
@@ -253,8 +296,11 @@ fn edit_file(
     if cancel.is_cancelled() {
         return Err(reporter.aborted());
     }
-    let restored = restore_line_endings(&applied.new_content, ending);
-    write_file(abs, bom, &restored).map_err(file_error)?;
+    let restored = restore_line_endings(&applied.new_content, text.ending);
+    write_file(abs, text.bom, &restored).map_err(file_error)?;
+    if let Some(capture) = capture {
+        capture.update(|c| c.after = Some(format!("{}{restored}", text.bom)));
+    }
 
     let diff = generate_diff_string(&applied.base, &applied.new_content, CONTEXT_LINES);
     let mut details = Map::new();

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use super::*;
+use crate::tools::MatchTier;
 
 fn dir_with(files: &[(&str, &str)]) -> TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -47,11 +48,14 @@ fn text(out: &ToolOutput) -> &str {
 }
 
 fn report(strategy: &str, tiers: &[MatchTier], failure: Option<EditFailure>) -> Option<EditReport> {
-    Some(EditReport {
-        strategy: strategy.to_owned(),
-        tiers: tiers.to_vec(),
-        failure,
-    })
+    let located = tiers
+        .iter()
+        .map(|t| match t {
+            MatchTier::Exact => LocatedEdit::exact("exact"),
+            MatchTier::Fuzzy => LocatedEdit::fuzzy("fuzzy", None),
+        })
+        .collect();
+    Some(EditReport::new(strategy, located, failure))
 }
 
 use MatchTier::{Exact, Fuzzy};
@@ -482,9 +486,10 @@ async fn exact_strategy_shares_pis_error_texts() {
 
 #[test]
 fn strategies_are_found_by_name() {
-    assert_eq!(strategy_names(), ["pi", "exact"]);
+    assert_eq!(strategy_names()[..2], ["pi", "exact"]);
     for name in strategy_names() {
-        assert_eq!(strategy_by_name(name).unwrap().name(), *name);
+        let name = name.replace(":T", ":0.9");
+        assert_eq!(strategy_by_name(&name).unwrap().name(), name);
     }
     assert!(strategy_by_name("nope").is_none());
 }
@@ -761,4 +766,138 @@ async fn a_fuzzy_edit_in_a_crlf_file_keeps_crlf_and_normalises_every_line() {
     let out = run(&dir, one("c.txt", "a \"q\"", "A")).await.unwrap();
     assert_eq!(read(&dir, "c.txt"), "A\r\nb - c\r\nkeep\r\n");
     assert_eq!(out.edit, report("pi", &[Fuzzy], None));
+}
+
+// ---- the other strategies through the tool: the bytes written ----------------------------------
+
+#[tokio::test]
+async fn reindented_edits_keep_crlf_and_the_bom() {
+    let dir = dir_with(&[(
+        "w.py",
+        "\u{FEFF}def f():\r\n    if x:\r\n        return 1\r\n",
+    )]);
+    let out = run_with(
+        &dir,
+        "safe",
+        one(
+            "w.py",
+            "if x:\n    return 1\n",
+            "if x:\n    log()\n    return 2\n",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        read(&dir, "w.py"),
+        "\u{FEFF}def f():\r\n    if x:\r\n        log()\r\n        return 2\r\n"
+    );
+    let report = out.edit.unwrap();
+    assert_eq!(report.strategy, "safe");
+    assert_eq!(report.tiers, vec![Fuzzy]);
+    assert_eq!(report.located[0].tier, "indent");
+    assert_eq!(
+        details_diff(&out.details),
+        " 1 def f():\n 2     if x:\n-3         return 1\n+3         log()\n+4         return 2"
+    );
+}
+
+fn details_diff(details: &Option<Value>) -> String {
+    details.as_ref().unwrap()["diff"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_tab_indented_file_gets_tabs_back() {
+    let dir = dir_with(&[("t.go", "func f() {\n\tif a {\n\t\tb()\n\t}\n}\n")]);
+    run_with(
+        &dir,
+        "chain:exact,indent",
+        one(
+            "t.go",
+            "if a {\n    b()\n}\n",
+            "if a {\n    c()\n    b()\n}\n",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        read(&dir, "t.go"),
+        "func f() {\n\tif a {\n\t\tc()\n\t\tb()\n\t}\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn pi_local_changes_only_the_matched_span_in_a_crlf_file() {
+    let dir = dir_with(&[("c.txt", "a  \r\n\u{201C}q\u{201D}  \r\nz \r\n")]);
+    let out = run_with(&dir, "pi-local", one("c.txt", "\"q\"", "'q'"))
+        .await
+        .unwrap();
+    assert_eq!(read(&dir, "c.txt"), "a  \r\n'q'  \r\nz \r\n");
+    assert_eq!(out.edit.unwrap().located[0].tier, "pi-local");
+    // Pi itself rewrites every line normalised.
+    let dir = dir_with(&[("c.txt", "a  \r\n\u{201C}q\u{201D}  \r\nz \r\n")]);
+    run(&dir, one("c.txt", "\"q\"", "'q'")).await.unwrap();
+    assert_eq!(read(&dir, "c.txt"), "a\r\n'q'\r\nz\r\n");
+}
+
+#[tokio::test]
+async fn an_ambiguous_fuzzy_match_is_refused_with_the_count_and_leaves_the_file() {
+    let dir = dir_with(&[("d.py", "  x = 1\n    x = 1\n")]);
+    let err = run_with(&dir, "chain:trimmed-lines", one("d.py", "x = 1\n", "y\n"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Found 2 occurrences of the text in d.py. The text must be unique. Please provide more context to make it unique."
+    );
+    assert_eq!(read(&dir, "d.py"), "  x = 1\n    x = 1\n");
+}
+
+#[tokio::test]
+async fn scores_of_similarity_tiers_reach_the_report() {
+    let dir = dir_with(&[(
+        "s.rs",
+        "fn main() {\n    let total = compute(1, 2);\n    println!(\"{total}\");\n}\n",
+    )]);
+    let out = run_with(
+        &dir,
+        "similarity:0.9",
+        one(
+            "s.rs",
+            "    let total = compute(1, 2);\n    println!(\"{totl}\");\n",
+            "    run();\n",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(read(&dir, "s.rs"), "fn main() {\n    run();\n}\n");
+    let located = &out.edit.unwrap().located[0];
+    assert_eq!(located.tier, "similarity");
+    assert!(
+        located.score.is_some_and(|s| s > 0.9 && s < 1.0),
+        "{located:?}"
+    );
+}
+
+#[test]
+fn edit_reports_serialise_tier_names_and_read_older_records() {
+    let report = EditReport::new(
+        "safe",
+        vec![
+            LocatedEdit::exact("exact"),
+            LocatedEdit::fuzzy("anchors", Some(0.9)),
+        ],
+        None,
+    );
+    assert_eq!(
+        serde_json::to_value(&report).unwrap(),
+        json!({"strategy": "safe", "tiers": ["exact", "fuzzy"], "located": [
+            {"kind": "exact", "tier": "exact"},
+            {"kind": "fuzzy", "tier": "anchors", "score": 0.9}]})
+    );
+    let older: EditReport =
+        serde_json::from_value(json!({"strategy": "pi", "tiers": ["fuzzy"]})).unwrap();
+    assert_eq!((older.tiers, older.located), (vec![Fuzzy], vec![]));
 }

@@ -1,0 +1,198 @@
+//! `harness edits`: list the edit strategies, generate a perturbed edit corpus, and compare
+//! strategies offline on a corpus.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use super::{exit, internal_error, print_data, usage_error};
+use crate::edits::compare::{cases, compare, render_markdown, summarize, write_csv};
+use crate::edits::corpus::read_corpus;
+use crate::edits::perturb::{
+    KINDS, PerturbOptions, bases_from_corpus, generate, generate_from, parse_kinds,
+    sources_from_dir, write_corpus,
+};
+use crate::tools::edit::{EditStrategy, STRATEGIES, parse_strategy};
+
+/// The `edits` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum EditsCommand {
+    /// List the edit strategies, one line each.
+    Strategies,
+    /// Derive realistic model mistakes, with right answers, from a corpus or a folder of sources.
+    Perturb(PerturbArgs),
+    /// Re-apply every call of a corpus under each strategy and compare them.
+    Compare(CompareArgs),
+}
+
+/// Arguments of `harness edits perturb`.
+#[derive(Debug, Args)]
+pub struct PerturbArgs {
+    /// An edit corpus (a folder with edits.jsonl, or the file), or any folder of source files.
+    pub input: PathBuf,
+    /// Where to write the generated corpus (edits.jsonl and edits/blobs).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The seed: the same inputs and seed give the same corpus.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Gold edits per source file (folders only).
+    #[arg(long, default_value_t = 1)]
+    pub per_file: usize,
+    /// Only these kinds (comma-separated); all by default.
+    #[arg(long)]
+    pub kinds: Option<String>,
+}
+
+/// Arguments of `harness edits compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The edit corpus: a folder with edits.jsonl, or the file.
+    pub corpus: PathBuf,
+    /// A strategy to compare (repeat it); see `harness edits strategies`.
+    #[arg(long = "strategy", required = true)]
+    pub strategies: Vec<String>,
+    /// Where to write edits-compare.csv and edits-compare.md (default: the corpus folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Threads (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub jobs: usize,
+}
+
+/// Runs an `edits` subcommand.
+pub fn run(command: EditsCommand) -> ExitCode {
+    match command {
+        EditsCommand::Strategies => {
+            print_data(&strategies_text());
+            ExitCode::from(exit::SUCCESS)
+        }
+        EditsCommand::Perturb(args) => perturb(&args),
+        EditsCommand::Compare(args) => compare_command(&args),
+    }
+}
+
+/// `harness edits strategies`: one line per strategy.
+pub fn strategies_text() -> String {
+    let width = STRATEGIES.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut lines: Vec<String> = STRATEGIES
+        .iter()
+        .map(|s| format!("{:width$}  {}", s.name, s.summary))
+        .collect();
+    lines.push(format!(
+        "{:width$}  tries each chainable strategy in order (all but pi)",
+        "chain:a,b,c"
+    ));
+    lines.join("\n")
+}
+
+/// Parses every `--strategy` up front; a bad one is a usage error naming the valid ones.
+pub fn parse_strategies(names: &[String]) -> Result<Vec<Arc<dyn EditStrategy>>, ExitCode> {
+    names
+        .iter()
+        .map(|name| parse_strategy(name).map_err(|e| usage_error(&e.to_string(), &e.hint())))
+        .collect()
+}
+
+fn perturb(args: &PerturbArgs) -> ExitCode {
+    let kinds = match args.kinds.as_deref().map(parse_kinds) {
+        None => KINDS.to_vec(),
+        Some(Ok(kinds)) => kinds,
+        Some(Err(message)) => return usage_error(&message, "run without --kinds for all"),
+    };
+    let options = PerturbOptions {
+        seed: args.seed,
+        per_file: args.per_file,
+        kinds,
+    };
+    if !args.input.exists() {
+        return usage_error(
+            &format!("`{}` does not exist", args.input.display()),
+            "give an edit corpus or a folder of source files",
+        );
+    }
+    let corpus_file = crate::edits::corpus::corpus_file(&args.input);
+    let calls = if corpus_file.is_file() {
+        let corpus = match read_corpus(&args.input) {
+            Ok(corpus) => corpus,
+            Err(e) => return usage_error(&e.to_string(), "give an edit corpus or a folder"),
+        };
+        for problem in &corpus.problems {
+            eprintln!("warning: {}: {problem}", corpus_file.display());
+        }
+        let (files, bases) = bases_from_corpus(&cases(&corpus));
+        eprintln!("{} gold edits usable as bases", bases.len());
+        generate_from(&files, &bases, &options)
+    } else {
+        let files = sources_from_dir(&args.input);
+        if files.is_empty() {
+            return usage_error(
+                &format!("no source files under `{}`", args.input.display()),
+                "give a folder with .py, .rs, .js, ... files, or an edit corpus",
+            );
+        }
+        eprintln!("{} source files", files.len());
+        generate(&files, &options)
+    };
+    match write_corpus(&args.out, &calls, args.seed) {
+        Ok(n) => {
+            eprintln!(
+                "wrote {n} calls to {}",
+                args.out.join("edits.jsonl").display()
+            );
+            ExitCode::from(exit::SUCCESS)
+        }
+        Err(e) => internal_error(&e.to_string()),
+    }
+}
+
+fn compare_command(args: &CompareArgs) -> ExitCode {
+    let strategies = match parse_strategies(&args.strategies) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let corpus = match read_corpus(&args.corpus) {
+        Ok(corpus) => corpus,
+        Err(e) => {
+            return usage_error(
+                &e.to_string(),
+                "give a folder with edits.jsonl (from `harness run` or `harness edits perturb`)",
+            );
+        }
+    };
+    let file = crate::edits::corpus::corpus_file(&args.corpus);
+    for problem in &corpus.problems {
+        eprintln!("warning: {}: {problem} (skipped)", file.display());
+    }
+    let cases = cases(&corpus);
+    let names: Vec<String> = strategies.iter().map(|s| s.name().to_owned()).collect();
+    let results = match compare(&cases, &strategies, args.jobs) {
+        Ok(r) => r,
+        Err(e) => return internal_error(&format!("could not start the worker threads: {e}")),
+    };
+    let summary = summarize(&cases, &names, &results);
+    let markdown = render_markdown(&summary, &cases);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| file.parent().map(PathBuf::from).unwrap_or_default());
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        return internal_error(&format!("failed to create `{}`: {e}", out.display()));
+    }
+    let csv_path = out.join("edits-compare.csv");
+    let written = std::fs::File::create(&csv_path)
+        .map_err(|e| e.to_string())
+        .and_then(|f| write_csv(f, &cases, &names, &results).map_err(|e| e.to_string()));
+    if let Err(e) = written {
+        return internal_error(&format!("failed to write `{}`: {e}", csv_path.display()));
+    }
+    let md_path = out.join("edits-compare.md");
+    if let Err(e) = std::fs::write(&md_path, &markdown) {
+        return internal_error(&format!("failed to write `{}`: {e}", md_path.display()));
+    }
+    print_data(markdown.trim_end());
+    eprintln!("wrote {} and {}", csv_path.display(), md_path.display());
+    ExitCode::from(exit::SUCCESS)
+}

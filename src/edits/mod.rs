@@ -1,0 +1,23 @@
+//! The edit corpus and the offline comparison of edit strategies (`harness edits`).
+//!
+//! - [`corpus`]: the on-disk format, `edits.jsonl` plus content blobs, its writer and reader;
+//! - [`recorder`]: [`CorpusRecorder`], the observer a run puts in its tool context to record
+//!   every `edit` call;
+//! - [`gold`]: the right answer of a call, where one can be known;
+//! - [`perturb`]: realistic model mistakes derived from gold edits (or from any folder of
+//!   source files), each with its kind and right answer;
+//! - [`compare`]: every call re-applied under every strategy, classified, summarised, with
+//!   paired statistics.
+//!
+//! Sits after `tools` and `scoring` (it re-applies edits with the tool's own strategies and uses
+//! the exact McNemar test of `scoring::stats`); it must not depend on the runner, the reports or
+//! the CLI.
+
+pub mod compare;
+pub mod corpus;
+pub mod gold;
+pub mod perturb;
+pub mod recorder;
+
+pub use corpus::{CorpusWriter, EditRecord, Gold, read_corpus};
+pub use recorder::CorpusRecorder;
