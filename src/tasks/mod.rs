@@ -63,7 +63,7 @@ pub struct TaskFile {
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default)]
-    pub normalize: Vec<NormalizeRule>,
+    pub normalize: Vec<NormalizeSpec>,
     /// `false` turns off the built-in rules for volatile tool output (default: the suite's
     /// setting, else on).
     #[serde(default)]
@@ -86,7 +86,7 @@ pub struct SuiteDefaults {
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default)]
-    pub normalize: Vec<NormalizeRule>,
+    pub normalize: Vec<NormalizeSpec>,
     /// `false` turns off the built-in rules for volatile tool output for every task that does
     /// not set `normalize_defaults` itself.
     #[serde(default)]
@@ -165,7 +165,7 @@ impl LimitsFile {
 /// `replacement` (regex crate syntax, `$1` groups allowed), on both sides of the comparison.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct NormalizeRule {
+pub struct NormalizeSpec {
     pub pattern: String,
     pub replacement: String,
 }
@@ -191,7 +191,7 @@ pub struct Task {
     /// Suite tags first, then the task's, without duplicates.
     pub tags: Vec<String>,
     /// Suite rules first, then the task's; every pattern compiles.
-    pub normalize: Vec<NormalizeRule>,
+    pub normalize: Vec<NormalizeSpec>,
     /// Whether the built-in rules for volatile tool output (`cassettes::noise`) apply before
     /// `normalize`: the task's `normalize_defaults`, else the suite's, else `true`.
     pub normalize_defaults: bool,
@@ -562,7 +562,7 @@ fn tools_spec(tools: &ToolsField) -> ToolSetSpec {
     }
 }
 
-fn check_regex(rule: &NormalizeRule, field: &str, file: &Path, problems: &mut Vec<TaskProblem>) {
+fn check_regex(rule: &NormalizeSpec, field: &str, file: &Path, problems: &mut Vec<TaskProblem>) {
     if let Err(err) = regex::Regex::new(&rule.pattern) {
         let first = err.to_string();
         let first = first.lines().last().unwrap_or_default().trim().to_owned();

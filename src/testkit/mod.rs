@@ -13,6 +13,6 @@ pub use load_server::{
 };
 
 pub use scripted_server::{
-    Fault, RecordedRequest, Script, ScriptError, ScriptedServer, ScriptedToolCall, ScriptedUsage,
+    Fault, ReceivedRequest, Script, ScriptError, ScriptedServer, ScriptedToolCall, ScriptedUsage,
     Turn, load_script, parse_script, start, start_from,
 };

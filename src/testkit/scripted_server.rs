@@ -223,7 +223,7 @@ pub fn parse_script(text: &str, origin: impl AsRef<Path>) -> Result<Script, Scri
 
 /// One request the server received.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RecordedRequest {
+pub struct ReceivedRequest {
     pub method: String,
     /// Path and query.
     pub path: String,
@@ -233,7 +233,7 @@ pub struct RecordedRequest {
     pub body: Value,
 }
 
-impl RecordedRequest {
+impl ReceivedRequest {
     /// The first header named `name` (lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -245,7 +245,7 @@ impl RecordedRequest {
 
 #[derive(Debug, Default)]
 struct State {
-    requests: Vec<RecordedRequest>,
+    requests: Vec<ReceivedRequest>,
     served: usize,
     prev_prompt_tokens: u64,
 }
@@ -272,7 +272,7 @@ impl ScriptedServer {
     }
 
     /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<RecordedRequest> {
+    pub fn requests(&self) -> Vec<ReceivedRequest> {
         self.state.lock().expect("state lock").requests.clone()
     }
 
@@ -456,7 +456,7 @@ async fn handle(
     let model = request_model(&path, &body, "scripted");
     let (turn_no, prev_prompt) = {
         let mut st = state.lock().expect("state lock");
-        st.requests.push(RecordedRequest {
+        st.requests.push(ReceivedRequest {
             method: method.clone(),
             path: path.clone(),
             headers,

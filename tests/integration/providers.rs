@@ -555,7 +555,7 @@ pub(super) fn capture_context() -> Context {
 }
 
 /// Sends the capture's context through the real provider and returns what the server got.
-async fn sent_for_capture(api: ApiKind) -> harness::testkit::RecordedRequest {
+async fn sent_for_capture(api: ApiKind) -> harness::testkit::ReceivedRequest {
     let server = serve(api, "turns:\n  - text: Reading.\n").await;
     let p = provider(api, &server, Duration::from_secs(10));
     let options = RequestOptions {

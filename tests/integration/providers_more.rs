@@ -12,7 +12,7 @@ use super::providers::{capture, capture_context, one, provider, serve};
 
 /// Sends the capture's context with Pi's options of the capture (32000 tokens, session `sess-1`)
 /// and returns what the server got.
-async fn sent_for_capture(api: ApiKind) -> harness::testkit::RecordedRequest {
+async fn sent_for_capture(api: ApiKind) -> harness::testkit::ReceivedRequest {
     let server = serve(api, "turns:\n  - text: Reading.\n").await;
     let p = provider(api, &server, Duration::from_secs(10));
     let options = RequestOptions {

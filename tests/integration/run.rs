@@ -63,7 +63,7 @@ async fn record(
     api: ApiKind,
     cassettes: &Path,
     reports: &Path,
-) -> (RunRecord, Vec<testkit::RecordedRequest>) {
+) -> (RunRecord, Vec<testkit::ReceivedRequest>) {
     let script =
         testkit::load_script(repo_root().join(format!("tests/scripts/{}.yaml", task.id))).unwrap();
     let server = testkit::start(script, api).await;
