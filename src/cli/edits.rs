@@ -25,6 +25,26 @@ pub enum EditsCommand {
     Perturb(PerturbArgs),
     /// Re-apply every call of a corpus under each strategy and compare them.
     Compare(CompareArgs),
+    /// Build the edit corpus of a suite by replaying its cassettes (no network, no keys): the
+    /// same `edits.jsonl` every `harness run` writes in its report folder.
+    Extract(ExtractArgs),
+}
+
+/// Arguments of `harness edits extract`.
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// The tasks folder.
+    #[arg(default_value = "tasks")]
+    pub tasks: PathBuf,
+    /// Where the cassettes are.
+    #[arg(long, default_value = "cassettes")]
+    pub cassettes: PathBuf,
+    /// Where to write the corpus (edits.jsonl and edits/blobs).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Only tasks whose id matches this glob (repeatable).
+    #[arg(long = "task", value_name = "GLOB")]
+    pub task_globs: Vec<String>,
 }
 
 /// Arguments of `harness edits perturb`.
@@ -71,6 +91,88 @@ pub fn run(command: EditsCommand) -> ExitCode {
         }
         EditsCommand::Perturb(args) => perturb(&args),
         EditsCommand::Compare(args) => compare_command(&args),
+        EditsCommand::Extract(args) => match super::runtime() {
+            Ok(runtime) => runtime.block_on(extract(&args)),
+            Err(code) => code,
+        },
+    }
+}
+
+/// `harness edits extract`: replays every cassette of the suite (recorded strategy, strict
+/// comparison) into a scratch report folder and keeps its `edits.jsonl` and blobs.
+async fn extract(args: &ExtractArgs) -> ExitCode {
+    let (suite, problems) = crate::tasks::load_suite_lenient(&args.tasks);
+    for p in &problems {
+        stderr!("error: {p}");
+    }
+    let selected = match crate::tasks::filter(suite, &args.task_globs, &[]) {
+        Ok(selected) => selected,
+        Err(e) => return usage_error(&e.to_string(), "`--task` takes a glob such as `py-*`"),
+    };
+    let tasks: Vec<Arc<crate::tasks::Task>> = selected.into_iter().map(Arc::new).collect();
+    let scratch = match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return internal_error(&format!("could not create a temp folder: {e}")),
+    };
+    let mut options =
+        crate::runner::RunOptions::new(args.cassettes.clone(), scratch.path().join("report"));
+    options.tasks_dir = args.tasks.clone();
+    let planned = match crate::runner::plan_runs(&tasks, &options) {
+        Ok(planned) if !planned.is_empty() => planned,
+        Ok(_) => {
+            return usage_error(
+                &format!(
+                    "no cassettes for these tasks in {}",
+                    args.cassettes.display()
+                ),
+                "record some first, or pass `--cassettes DIR`",
+            );
+        }
+        Err(e) => return usage_error(&e.to_string(), "pass a tasks folder with task.yaml files"),
+    };
+    let records = crate::runner::execute(planned, &options, Arc::new(crate::runner::Silent)).await;
+    for r in records.iter().filter(|r| {
+        r.outcome == crate::scoring::Outcome::Diverged
+            || r.outcome == crate::scoring::Outcome::Error
+    }) {
+        stderr!(
+            "warning: {} {}/{} did not replay to its end ({}); its corpus holds the calls made before",
+            r.task_id,
+            r.provider,
+            r.model,
+            r.reason
+        );
+    }
+    let from = options.report_dir.clone();
+    let copied = std::fs::create_dir_all(args.out.join("edits/blobs"))
+        .and_then(|()| std::fs::copy(from.join("edits.jsonl"), args.out.join("edits.jsonl")))
+        .and_then(|_| {
+            for blob in std::fs::read_dir(from.join("edits/blobs"))?.flatten() {
+                std::fs::copy(
+                    blob.path(),
+                    args.out.join("edits/blobs").join(blob.file_name()),
+                )?;
+            }
+            Ok(())
+        });
+    if let Err(e) = copied {
+        return internal_error(&format!(
+            "could not write the corpus to {}: {e}",
+            args.out.display()
+        ));
+    }
+    let calls = std::fs::read_to_string(args.out.join("edits.jsonl"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0);
+    stderr!(
+        "{calls} edit call(s) from {} run(s) written to {}",
+        records.len(),
+        args.out.join("edits.jsonl").display()
+    );
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(exit::USAGE)
     }
 }
 

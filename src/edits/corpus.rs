@@ -162,6 +162,14 @@ impl CorpusWriter {
         })
     }
 
+    /// Flushes what was written so far (a run's records, as it ends).
+    pub fn flush(&mut self) -> Result<(), CorpusError> {
+        self.out.flush().map_err(|source| CorpusError::Write {
+            path: self.dir.join(CORPUS_FILE),
+            source,
+        })
+    }
+
     /// Flushes `edits.jsonl`.
     pub fn finish(mut self) -> Result<(), CorpusError> {
         self.out.flush().map_err(|source| CorpusError::Write {

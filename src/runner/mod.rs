@@ -18,6 +18,7 @@ use tokio::sync::Semaphore;
 
 use crate::agent::AgentEvent;
 use crate::cassettes::{CassetteMode, OnDivergence};
+use crate::edits::CorpusWriter;
 use crate::providers::RequestOptions;
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::limiter::Limiter;
@@ -159,6 +160,9 @@ impl Reporter for Silent {
 pub(crate) struct SuiteState {
     limiters: Mutex<HashMap<String, Arc<Limiter>>>,
     spent: Mutex<f64>,
+    /// The report folder's edit corpus (`edits.jsonl`), one for all runs; `None` when it could
+    /// not be created (each run then notes that its edits were not kept).
+    pub(crate) corpus: Mutex<Option<CorpusWriter>>,
 }
 
 impl SuiteState {
@@ -186,6 +190,7 @@ pub async fn execute(
     let state = Arc::new(SuiteState {
         limiters: Mutex::new(HashMap::new()),
         spent: Mutex::new(0.0),
+        corpus: Mutex::new(CorpusWriter::create(&options.report_dir).ok()),
     });
     let mut handles = Vec::with_capacity(planned.len());
     for (index, run) in planned.into_iter().enumerate() {

@@ -10,6 +10,7 @@ use std::time::Instant;
 use crate::agent::{Agent, EventSink, StopCause};
 use crate::cassettes::divergence;
 use crate::cassettes::{CassetteHeader, CassettePlan, NormalizeRule};
+use crate::edits::CorpusRecorder;
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
 use crate::reports::{self, RunArtifacts};
@@ -133,6 +134,13 @@ pub(super) async fn run_one(
     ctx.edit_strategy = strategy.clone();
     ctx.env = command_env.clone();
     ctx.jail = jail.clone();
+    let edits = Arc::new(CorpusRecorder::new(
+        task.id.clone(),
+        crate::scoring::run_dir(&task.id, &run.model.provider, &run.model.model, run.epoch)
+            .trim_start_matches("runs/")
+            .to_owned(),
+    ));
+    ctx.edit_observer = Some(edits.clone());
 
     let system_prompt = task
         .system_prompt
@@ -191,6 +199,12 @@ pub(super) async fn run_one(
     );
     for note in notes {
         add_note(&mut record, note);
+    }
+    if let Err(e) = keep_edits(state, &edits, &agent_run.tool_calls) {
+        add_note(
+            &mut record,
+            format!("the run's edit calls were not added to edits.jsonl: {e}"),
+        );
     }
     if let Err(e) = reports::write_run_artifacts(
         &options.report_dir,
@@ -304,6 +318,26 @@ fn report_finished(
             reporter.event(&RunnerEvent::Notice { index, message });
         }
     }
+}
+
+/// Adds the run's edit calls to the report folder's edit corpus, and flushes it, so the corpus
+/// holds every finished run.
+fn keep_edits(
+    state: &SuiteState,
+    edits: &CorpusRecorder,
+    calls: &[crate::agent::ToolCallRecord],
+) -> Result<(), String> {
+    if edits.is_empty() {
+        return Ok(());
+    }
+    let mut corpus = state.corpus.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(writer) = corpus.as_mut() else {
+        return Err("edits.jsonl could not be created in the report folder".to_owned());
+    };
+    edits
+        .write(calls, writer)
+        .and_then(|_| writer.flush())
+        .map_err(|e| e.to_string())
 }
 
 /// Appends a line to the record's detail text.

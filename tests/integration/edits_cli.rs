@@ -185,3 +185,101 @@ fn bad_strategy_names_are_usage_errors_listing_the_valid_ones() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown perturbation kind `nope`"));
 }
+
+/// The corpus of the shipped suite, built by replaying its cassettes: `harness run` writes the
+/// same `edits.jsonl` in its report folder. Re-applying every call under `exact` and under `pi`
+/// disagrees on exactly the shipped fuzzy-matched edit (py-slugify, turn 3, in each wire
+/// format), which `exact` refuses and `pi` applies; every other call gives both the same file.
+#[test]
+fn the_shipped_suites_corpus_tells_exact_from_pi_at_the_fuzzy_edit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["edits", "extract", "tasks", "--out"])
+        .arg(&corpus)
+        .current_dir(root)
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines = std::fs::read_to_string(corpus.join("edits.jsonl")).unwrap();
+    assert!(lines.lines().count() >= 30, "{lines}");
+
+    // `harness run` writes the same corpus as it goes.
+    let reports = dir.path().join("reports");
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "tasks", "-q", "--reports"])
+        .arg(&reports)
+        .current_dir(root)
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = std::fs::read_dir(&reports)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let from_run = std::fs::read_to_string(report.join("edits.jsonl")).unwrap();
+    assert_eq!(from_run.lines().count(), lines.lines().count());
+
+    let out = run(&[
+        "edits",
+        "compare",
+        corpus.to_str().unwrap(),
+        "--strategy",
+        "exact",
+        "--strategy",
+        "pi",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut reader = csv::Reader::from_path(corpus.join("edits-compare.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (line, task, strategy, apply, turn) = (
+        col("line"),
+        col("task"),
+        col("strategy"),
+        col("apply"),
+        col("turn"),
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let by_line = |n: &str, s: &str| {
+        rows.iter()
+            .find(|r| &r[line] == n && &r[strategy] == s)
+            .unwrap()
+            .clone()
+    };
+    let lines_seen: std::collections::BTreeSet<String> =
+        rows.iter().map(|r| r[line].to_owned()).collect();
+    let mut disagreements = Vec::new();
+    for n in &lines_seen {
+        let (e, p) = (by_line(n, "exact"), by_line(n, "pi"));
+        if e[apply] != p[apply] {
+            disagreements.push((
+                e[task].to_owned(),
+                e[turn].to_owned(),
+                e[apply].to_owned(),
+                p[apply].to_owned(),
+            ));
+        }
+    }
+    assert_eq!(
+        disagreements.len(),
+        4,
+        "one per wire format: {disagreements:?}"
+    );
+    for (task, turn, exact, pi) in &disagreements {
+        assert_eq!((task.as_str(), turn.as_str()), ("py-slugify", "3"));
+        assert_eq!(pi, "applied");
+        assert_ne!(exact, "applied");
+    }
+    let md = std::fs::read_to_string(corpus.join("edits-compare.md")).unwrap();
+    assert!(md.contains("### exact vs pi"), "{md}");
+    assert!(
+        md.matches("py-slugify").count() >= 4,
+        "the disagreeing calls are listed: {md}"
+    );
+}
