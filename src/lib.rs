@@ -18,7 +18,9 @@
 //! ```
 //!
 //! `testkit` holds the scripted model server used by the tests and to produce the shipped,
-//! scripted cassettes; nothing else depends on it.
+//! scripted cassettes; nothing else depends on it. It is built only with the `testkit` feature
+//! (the tests and benches turn it on through a dev-dependency on this package), so neither it nor
+//! its HTTP server dependencies ship in the production binary.
 
 pub mod agent;
 pub mod cassettes;
@@ -29,6 +31,7 @@ pub mod reports;
 pub mod runner;
 pub mod scoring;
 pub mod tasks;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tools;
 pub mod workspace;
