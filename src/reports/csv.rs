@@ -86,7 +86,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 32] = [
+pub const SUMMARY_COLUMNS: [&str; 34] = [
     "provider",
     "model",
     "runs",
@@ -119,6 +119,8 @@ pub const SUMMARY_COLUMNS: [&str; 32] = [
     "pass_at_k_tasks",
     "retries",
     "attempts",
+    "pass_hat_k",
+    "pass_rate_se",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -229,6 +231,8 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
             .unwrap_or_default(),
         s.retries.to_string(),
         s.attempts.to_string(),
+        fmt_ratio(s.pass_hat_k()),
+        fmt_ratio(s.pass_rate_se()),
     ]);
     row
 }

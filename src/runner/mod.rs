@@ -26,8 +26,8 @@ use crate::providers::live::LiveTransport;
 use crate::providers::retry::{RetryPolicy, RetryStats, Retrying};
 use crate::providers::transport::Transport;
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings, RequestOptions};
-use crate::reports::{self, RunArtifacts};
-use crate::scoring::{self, RunRecord, ScoreInputs};
+use crate::reports;
+use crate::scoring::{self, RunFile, RunRecord, ScoreInputs};
 use crate::tasks::Task;
 use crate::tools::{ToolContext, ToolSet, bash, edit};
 use crate::workspace::Workspace;
@@ -473,12 +473,13 @@ async fn run_one(
     );
     if let Err(e) = reports::write_run_artifacts(
         &options.report_dir,
-        &RunArtifacts {
-            record: &record,
-            run: &agent_run,
-            diff: &diff,
-            system_prompt: Some(&system_prompt),
-        },
+        &RunFile::new(
+            record.clone(),
+            &agent_run,
+            &diff,
+            Some(system_prompt.clone()),
+            Some(strategy.name().to_owned()),
+        ),
     ) {
         add_note(
             &mut record,

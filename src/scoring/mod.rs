@@ -1,11 +1,13 @@
 //! Scoring: run a task's checks after the agent stops ([`checks`]) and build the per-run record
-//! ([`RunRecord`]) that the reports read.
+//! ([`RunRecord`]) that the reports read, and the run file ([`RunFile`]: the record plus the
+//! transcript and diff) that a run's folder keeps as `run.json`.
 //!
 //! The outcome rules live in one function, [`decide_outcome`]. Edit telemetry is counted from the
 //! agent's [`ToolCallRecord`]s (see [`EditStats`] for what each count means). Depends on `agent`,
 //! `tools`, `tasks` and `workspace`; never on the reports or the runner.
 
 pub mod checks;
+pub mod run_file;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// Prices in dollars per million tokens (the one type shared with the provider config).
 pub use crate::providers::config::Price;
 pub use checks::{CheckResult, run_check, run_checks};
+pub use run_file::{RUN_FILE_NAME, RunFile};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
 use crate::conversation::Usage;
