@@ -4,7 +4,10 @@
 //! the binary uses is one of the documented constants in [`exit`]. This is the only module that
 //! builds a tokio runtime; the library below it never does.
 
+pub mod compare;
 pub mod dev;
+pub mod events;
+pub mod progress;
 pub mod run;
 pub mod tool;
 
@@ -24,6 +27,13 @@ pub mod exit {
     pub const CASSETTE_MISS: u8 = 3;
     /// At least one task failed its checks.
     pub const TASK_FAILED: u8 = 100;
+    /// `harness compare --fail-on flip` (or `any-flip`): a run flipped (with `flip`, passed on
+    /// the base side and not on the new one; with `any-flip`, either way).
+    pub const COMPARE_FLIPPED: u8 = 101;
+    /// `harness compare`: the pass rate dropped significantly (more runs passed → not than not →
+    /// passed, exact McNemar p below `--alpha`), in some pair of arms or all pooled; with every
+    /// `--fail-on` but `never`.
+    pub const COMPARE_REGRESSED: u8 = 102;
 }
 
 /// Evaluate coding agents: run recorded tasks against live providers or cassettes, score, report.
@@ -45,6 +55,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Check every task of a suite without running anything.
     Validate(run::ValidateArgs),
+    /// Compare two report folders (or the arms of one): flips and paired statistics.
+    Compare(compare::CompareArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -61,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Tools(args) => tool::list_tools(args),
         Command::Run(args) => run::run(args),
         Command::Validate(args) => run::validate(args),
+        Command::Compare(args) => compare::compare(args),
         Command::Dev(command) => dev::run(command),
     }
 }
