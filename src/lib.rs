@@ -12,7 +12,7 @@
 //!   -> tasks            task definitions (task.yaml) and their validation
 //!   -> workspace        throwaway copies of a task's fixture repository, and their diff
 //!   -> scoring          checks after the agent stops, and the per-run record
-//!   -> reports          CSV, markdown and terminal output, read from run records only
+//!   -> reports          CSV, markdown, HTML, JUnit, trajectories, comparisons; run files only
 //!   -> runner           schedules task runs in parallel and fans events out to reporters
 //!   -> cli              the `harness` command line (the binary in main.rs is a thin shell)
 //! ```

@@ -202,14 +202,7 @@ fn write(
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        use std::io::Write;
-        let path = PathBuf::from(summary);
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(format!("{md}\n").as_bytes()))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        reports::append_file(Path::new(&summary), &md).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -698,10 +698,7 @@ pub fn comparison_csv(cmp: &Comparison<'_>) -> Result<String, ::csv::Error> {
         row.push(flips.join(";"));
         w.write_record(&row)?;
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| ::csv::Error::from(e.into_error()))?;
-    Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+    super::csv::finish(w)
 }
 
 #[cfg(test)]

@@ -247,7 +247,8 @@ pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
     finish(w)
 }
 
-fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
+/// The text of a CSV writer that wrote to memory.
+pub(crate) fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
     let bytes = w
         .into_inner()
         .map_err(|e| ::csv::Error::from(e.into_error()))?;

@@ -131,27 +131,22 @@ pub fn junit_xml(records: &[&RunRecord], name: &str) -> String {
                 seconds(r.wall_time.as_secs_f64())
             );
             let message = xml_text(&r.reason);
-            match verdict(r) {
-                Verdict::Passed => {}
+            let (element, kind, body) = match verdict(r) {
+                Verdict::Passed => (None, String::new(), String::new()),
                 Verdict::Skipped => {
                     let _ = write!(out, "\n      <skipped message=\"{message}\"/>");
+                    (None, String::new(), String::new())
                 }
-                Verdict::Failure { kind, body } => {
-                    let _ = write!(
-                        out,
-                        "\n      <failure type=\"{}\" message=\"{message}\">{}</failure>",
-                        xml_text(&kind),
-                        xml_text(&body)
-                    );
-                }
-                Verdict::Error { kind, body } => {
-                    let _ = write!(
-                        out,
-                        "\n      <error type=\"{}\" message=\"{message}\">{}</error>",
-                        xml_text(&kind),
-                        xml_text(&body)
-                    );
-                }
+                Verdict::Failure { kind, body } => (Some("failure"), kind, body),
+                Verdict::Error { kind, body } => (Some("error"), kind, body),
+            };
+            if let Some(element) = element {
+                let _ = write!(
+                    out,
+                    "\n      <{element} type=\"{}\" message=\"{message}\">{}</{element}>",
+                    xml_text(&kind),
+                    xml_text(&body)
+                );
             }
             let _ = write!(
                 out,
@@ -185,5 +180,24 @@ mod tests {
             "a&lt;b&gt;&amp;&quot;c&apos;&#10;\u{FFFD}[31m\u{FFFD}"
         );
         assert_eq!(xml_text("]]> ok ✓"), "]]&gt; ok ✓");
+    }
+
+    #[test]
+    fn one_test_case_per_run_with_failures_errors_and_skips() {
+        let records = crate::reports::tests::records();
+        let sorted = crate::reports::sorted(&records);
+        let xml = junit_xml(&sorted, "20260101-000000");
+        assert_eq!(xml.matches("<testcase ").count(), records.len());
+        assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"harness 20260101-000000\" tests=\"8\" failures=\"3\" errors=\"1\" time=\""), "{xml}");
+        assert!(xml.contains("<testsuite name=\"openai/gpt-x\" tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"1\""), "{xml}");
+        // A failed check: the reason as the message, the check's output as the body.
+        assert!(xml.contains("<failure type=\"failed\" message=\"check &apos;unit tests&apos; failed: exit 1 | see log\">check &apos;unit tests&apos; failed:&#10;exit 0 (expected 0)"), "{xml}");
+        // An infrastructure error is an error of its kind; a limit is a failure of its own type.
+        assert!(xml.contains("<error type=\"rate_limited\" message=\"provider error (rate_limited): 429 Too Many Requests\">"), "{xml}");
+        assert!(xml.contains("<failure type=\"limit_reached\""), "{xml}");
+        assert!(
+            xml.contains("<skipped message=\"the --max-cost budget of $0.10 was spent\"/>"),
+            "{xml}"
+        );
     }
 }

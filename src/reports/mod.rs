@@ -344,7 +344,9 @@ fn create_dir(dir: &Path) -> Result<(), ReportError> {
     })
 }
 
-fn append_file(path: &Path, text: &str) -> Result<(), ReportError> {
+/// Appends `text` and a newline to the file at `path` (created if missing): how summaries go to
+/// `$GITHUB_STEP_SUMMARY`.
+pub fn append_file(path: &Path, text: &str) -> Result<(), ReportError> {
     use std::io::Write;
     let io = |source| ReportError::Io {
         path: path.to_path_buf(),

@@ -448,36 +448,19 @@ fn a_report_is_written_again_from_its_run_folders_alone() {
     let artifacts = [run_file(&records[1], None, "diff --git a/x b/x\n")];
     write_report(&out, &records, &artifacts).unwrap();
     let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
-    let before: Vec<String> = [
+    const WRITTEN: [&str; 5] = [
         "runs.csv",
         "summary.csv",
         "summary.md",
         "report.html",
         "junit.xml",
-    ]
-    .iter()
-    .map(|f| read(f))
-    .collect();
-    for f in [
-        "runs.csv",
-        "summary.csv",
-        "summary.md",
-        "report.html",
-        "junit.xml",
-    ] {
+    ];
+    let before: Vec<String> = WRITTEN.iter().map(|f| read(f)).collect();
+    for f in WRITTEN {
         std::fs::remove_file(out.join(f)).unwrap();
     }
     let paths = rewrite_report(&out, &ReportOptions::default()).unwrap();
-    let after: Vec<String> = [
-        "runs.csv",
-        "summary.csv",
-        "summary.md",
-        "report.html",
-        "junit.xml",
-    ]
-    .iter()
-    .map(|f| read(f))
-    .collect();
+    let after: Vec<String> = WRITTEN.iter().map(|f| read(f)).collect();
     assert_eq!(before, after);
     assert!(paths.run_dirs.is_empty());
     // Without the HTML and JUnit files when asked.

@@ -14,27 +14,16 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::conversation::{AssistantBlock, Content, Message, UserContent};
+use crate::conversation::{AssistantBlock, Message, UserContent};
 use crate::scoring::RunFile;
+
+use super::transcript::contents_text;
 
 /// The file name in a run's folder.
 pub const TRAJECTORY_JSON: &str = "trajectory.json";
 
 /// The ATIF version written.
 pub const SCHEMA_VERSION: &str = "ATIF-v1.4";
-
-fn content_text(content: &[Content]) -> String {
-    content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } => text.clone(),
-            Content::Image { mime_type, data } => {
-                format!("[image {mime_type}, {} base64 bytes]", data.len())
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// Appends `step`, numbered from 1 in order (`step_id` first).
 fn push(steps: &mut Vec<Map<String, Value>>, mut step: Map<String, Value>) {
@@ -60,7 +49,7 @@ pub fn trajectory(file: &RunFile) -> Value {
             Message::User { content } => {
                 let text = match content {
                     UserContent::Text(text) => text.clone(),
-                    UserContent::Blocks(blocks) => content_text(blocks),
+                    UserContent::Blocks(blocks) => contents_text(blocks),
                 };
                 let mut step = Map::new();
                 step.insert("source".into(), json!("user"));
@@ -138,7 +127,7 @@ pub fn trajectory(file: &RunFile) -> Value {
                     .or_insert_with(|| json!({ "results": [] }));
                 let mut entry = json!({
                     "source_call_id": result.tool_call_id,
-                    "content": content_text(&result.content),
+                    "content": contents_text(&result.content),
                 });
                 if result.is_error {
                     entry["content"] = json!(format!(

@@ -28,7 +28,8 @@ pub fn fenced(lang: &str, text: &str) -> String {
     format!("{fence}{lang}\n{body}\n{fence}\n")
 }
 
-fn contents_text(content: &[Content]) -> String {
+/// Content blocks as text: text as it is, an image named with its type and size.
+pub(crate) fn contents_text(content: &[Content]) -> String {
     content
         .iter()
         .map(|c| match c {

@@ -13,10 +13,11 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
-/// The browser to use: `$HARNESS_CHROMIUM`, else `chromium` or `chromium-browser` on the PATH.
+/// The browser to use: `$HARNESS_CHROMIUM` when set (`None` if it names no file), else
+/// `chromium` or `chromium-browser` on the PATH.
 pub fn find() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("HARNESS_CHROMIUM") {
-        return Some(PathBuf::from(path));
+        return Some(PathBuf::from(path)).filter(|p| p.is_file());
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -138,3 +138,43 @@ fn long_texts_are_collapsed_and_huge_ones_cut() {
     let cut = long_text(&huge, "out", false).into_string();
     assert!(cut.contains(&format!("{} more bytes", huge.len() - MAX_TEXT_BYTES)));
 }
+
+#[test]
+fn the_comparison_view_links_both_transcripts_of_every_flip() {
+    let base = files();
+    let mut new = files();
+    // The run that passed on the base side fails on the new one.
+    let flipped = new
+        .iter_mut()
+        .find(|f| f.record.outcome == Outcome::Passed)
+        .unwrap();
+    flipped.record.outcome = Outcome::Failed;
+    let anchor = run_anchor(&flipped.record);
+    let arm_runs = |files: &[RunFile]| -> Vec<(Arm, usize)> {
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (Arm::of(f), i))
+            .collect()
+    };
+    let bv: Vec<ArmRun<'_>> = arm_runs(&base)
+        .into_iter()
+        .map(|(a, i)| (a, &base[i].record))
+        .collect();
+    let nv: Vec<ArmRun<'_>> = arm_runs(&new)
+        .into_iter()
+        .map(|(a, i)| (a, &new[i].record))
+        .collect();
+    let cmp = compare::compare_sides(&bv, &nv);
+    let page = compare_html(&cmp, "a <title>", "../a/report.html", "../b/report.html");
+    assert!(
+        page.contains(&format!("href=\"../a/report.html#{anchor}\"")),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("href=\"../b/report.html#{anchor}\"")),
+        "{page}"
+    );
+    assert!(page.contains("a &lt;title&gt;"));
+    assert_eq!(page.matches("<tr class=\"regressed\">").count(), 1);
+}
