@@ -11,7 +11,7 @@ use maud::{Markup, html};
 /// Plot width in SVG units (the page scales it to its column).
 const WIDTH: f64 = 640.0;
 /// Room for the labels left of the plotting area.
-const LEFT: f64 = 210.0;
+const LEFT: f64 = 224.0;
 const RIGHT: f64 = 24.0;
 const ROW: f64 = 26.0;
 const TOP: f64 = 12.0;
@@ -91,7 +91,7 @@ pub fn interval_plot(
                 @let y = TOP + (i as f64 + 0.5) * ROW;
                 g {
                     title { (row.note) }
-                    text.label x=(n(LEFT - 8.0)) y=(n(y + 4.0)) text-anchor="end" { (short(&row.label, 30)) }
+                    text.label x=(n(LEFT - 8.0)) y=(n(y + 4.0)) text-anchor="end" { (short(&row.label, 29)) }
                     @if let (Some(l), Some(h)) = (row.low, row.high) {
                         line.whisker x1=(n(x(l))) x2=(n(x(h))) y1=(n(y)) y2=(n(y)) {}
                         line.whisker x1=(n(x(l))) x2=(n(x(l))) y1=(n(y - 6.0)) y2=(n(y + 6.0)) {}

@@ -178,3 +178,10 @@ fn the_comparison_view_links_both_transcripts_of_every_flip() {
     assert!(page.contains("a &lt;title&gt;"));
     assert_eq!(page.matches("<tr class=\"regressed\">").count(), 1);
 }
+
+#[test]
+fn an_empty_report_still_renders() {
+    let html = report_html(&[], "empty");
+    assert!(html.contains("0 runs of 0 tasks"));
+    assert_eq!(html.matches("<svg").count(), 5);
+}
