@@ -16,13 +16,15 @@
 //!   -> scoring          checks after the agent stops, and the per-run record
 //!   -> edits            the edit corpus (edits.jsonl), gold answers, perturbations, and the
 //!                       offline comparison of edit strategies
-//!   -> reports          CSV, markdown and terminal output, read from run records only
+//!   -> reports          CSV, markdown, HTML, JUnit, trajectories, comparisons; run files only
 //!   -> runner           schedules task runs in parallel and fans events out to reporters
 //!   -> cli              the `harness` command line (the binary in main.rs is a thin shell)
 //! ```
 //!
 //! `testkit` holds the scripted model server used by the tests and to produce the shipped,
-//! scripted cassettes; nothing else depends on it.
+//! scripted cassettes; nothing else depends on it. It is built only with the `testkit` feature
+//! (the tests and benches turn it on through a dev-dependency on this package), so neither it nor
+//! its HTTP server dependencies ship in the production binary.
 
 pub mod agent;
 pub mod cassettes;
@@ -35,6 +37,7 @@ pub mod runner;
 pub mod sandbox;
 pub mod scoring;
 pub mod tasks;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 pub mod tools;
 pub mod workspace;

@@ -5,23 +5,17 @@
 //! local HTTP server answering in the provider's wire format), runs the task in record mode
 //! against it through the live transport, and lets the recorder write the cassette. Nothing in a
 //! shipped cassette is written by hand.
+//!
+//! The scripted server is test support, built only with the `testkit` feature: without it the
+//! command says how to run it (`cargo run --features testkit -- dev record-scripted tasks/`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use futures::StreamExt;
 
-use crate::cassettes::CassetteMode;
 use crate::providers::ApiKind;
 use crate::providers::catalog::ModelSelector;
-use crate::runner::{self, RunOptions, Silent};
-use crate::scoring::{Outcome, RunRecord};
-use crate::tasks;
-use crate::testkit;
-
-use super::exit;
 
 /// Developer subcommands.
 #[derive(Debug, Subcommand)]
@@ -95,7 +89,29 @@ pub fn run(command: DevCommand) -> ExitCode {
     }
 }
 
+/// Without the `testkit` feature there is no scripted server to record against.
+#[cfg(not(feature = "testkit"))]
+async fn record_scripted(_: RecordScriptedArgs) -> ExitCode {
+    super::usage_error(
+        "this harness was built without the scripted model server (the `testkit` feature)",
+        "run `cargo run --features testkit -- dev record-scripted tasks/`",
+    )
+}
+
+#[cfg(feature = "testkit")]
 async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+
+    use crate::cassettes::CassetteMode;
+    use crate::runner::{self, RunOptions, Silent};
+    use crate::scoring::{Outcome, RunRecord};
+    use crate::tasks;
+    use crate::testkit;
+
+    use super::exit;
+
     let suite = match tasks::load_suite(&args.tasks) {
         Ok(suite) => suite,
         Err(e) => {

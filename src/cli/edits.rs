@@ -222,10 +222,10 @@ fn perturb(args: &PerturbArgs) -> ExitCode {
             Err(e) => return usage_error(&e.to_string(), "give an edit corpus or a folder"),
         };
         for problem in &corpus.problems {
-            eprintln!("warning: {}: {problem}", corpus_file.display());
+            stderr!("warning: {}: {problem}", corpus_file.display());
         }
         let (files, bases) = bases_from_corpus(&cases(&corpus));
-        eprintln!("{} gold edits usable as bases", bases.len());
+        stderr!("{} gold edits usable as bases", bases.len());
         generate_from(&files, &bases, &options)
     } else {
         let files = sources_from_dir(&args.input);
@@ -235,12 +235,12 @@ fn perturb(args: &PerturbArgs) -> ExitCode {
                 "give a folder with .py, .rs, .js, ... files, or an edit corpus",
             );
         }
-        eprintln!("{} source files", files.len());
+        stderr!("{} source files", files.len());
         generate(&files, &options)
     };
     match write_corpus(&args.out, &calls, args.seed) {
         Ok(n) => {
-            eprintln!(
+            stderr!(
                 "wrote {n} calls to {}",
                 args.out.join("edits.jsonl").display()
             );
@@ -266,7 +266,7 @@ fn compare_command(args: &CompareArgs) -> ExitCode {
     };
     let file = crate::edits::corpus::corpus_file(&args.corpus);
     for problem in &corpus.problems {
-        eprintln!("warning: {}: {problem} (skipped)", file.display());
+        stderr!("warning: {}: {problem} (skipped)", file.display());
     }
     let cases = cases(&corpus);
     let names: Vec<String> = strategies.iter().map(|s| s.name().to_owned()).collect();
@@ -295,6 +295,6 @@ fn compare_command(args: &CompareArgs) -> ExitCode {
         return internal_error(&format!("failed to write `{}`: {e}", md_path.display()));
     }
     print_data(markdown.trim_end());
-    eprintln!("wrote {} and {}", csv_path.display(), md_path.display());
+    stderr!("wrote {} and {}", csv_path.display(), md_path.display());
     ExitCode::from(exit::SUCCESS)
 }

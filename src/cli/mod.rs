@@ -13,9 +13,12 @@ macro_rules! stderr {
 }
 
 pub mod cassettes;
+pub mod compare;
 pub mod dev;
 pub mod edits;
+pub mod events;
 pub mod preflight;
+pub mod progress;
 pub mod run;
 pub mod tool;
 
@@ -45,6 +48,13 @@ pub mod exit {
     /// `--snapshot FILE`: the run's outcome table differs from the committed snapshot (or there
     /// is none yet).
     pub const SNAPSHOT_CHANGED: u8 = 103;
+    /// `harness compare --fail-on flip` (or `any-flip`): a run flipped (with `flip`, passed on
+    /// the base side and not on the new one; with `any-flip`, either way).
+    pub const COMPARE_FLIPPED: u8 = 110;
+    /// `harness compare`: the pass rate dropped significantly (more runs passed → not than not →
+    /// passed, exact McNemar p below `--alpha`), in some pair of arms or all pooled; with every
+    /// `--fail-on` but `never`.
+    pub const COMPARE_REGRESSED: u8 = 111;
 }
 
 /// Evaluate coding agents: run recorded tasks against live providers or cassettes, score, report.
@@ -75,6 +85,8 @@ pub enum Command {
     /// Edit strategies: list them, build a perturbed edit corpus, compare them offline.
     #[command(subcommand)]
     Edits(edits::EditsCommand),
+    /// Compare two report folders (or the arms of one): flips and paired statistics.
+    Compare(compare::CompareArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -104,6 +116,7 @@ pub fn main() -> ExitCode {
         Command::Cassettes(command) => cassettes::run(command),
         Command::Review(args) => cassettes::review(args),
         Command::Edits(command) => edits::run(command),
+        Command::Compare(args) => compare::compare(args),
         Command::Dev(command) => dev::run(command),
     }
 }

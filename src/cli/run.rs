@@ -3,23 +3,24 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use clap::Args;
 
-use crate::agent::AgentEvent;
 use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::config::HarnessConfig;
 use crate::reports;
 use crate::reports::snapshot::SnapshotVerdict;
-use crate::runner::{self, Reporter, RunOptions, RunnerEvent};
+use crate::runner::{self, Reporter, RunOptions};
 use crate::sandbox::Sandbox;
 use crate::sandbox::secrets::Vault;
 use crate::scoring::{Outcome, OutcomeChange, RunRecord};
 use crate::tasks;
 
+use super::events::{EVENTS_JSONL, EventLog, Fanout};
 use super::exit;
+use super::progress::Progress;
 
 /// Arguments of `harness run`.
 #[derive(Debug, Args)]
@@ -106,7 +107,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "REPORT_DIR")]
     pub rerun_errors: Option<PathBuf>,
 
-    /// No progress lines, only the summary.
+    /// No progress on stderr but errors; the summary still goes to stdout.
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
@@ -258,8 +259,20 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
             .filter(|t| !planned.iter().any(|p| p.task.id == t.id))
             .collect()
     };
-    let reporter = Arc::new(TerminalProgress::new(!args.quiet));
-    let mut records = runner::execute(planned, &options, reporter).await;
+    let progress = Arc::new(Progress::for_stderr(
+        args.quiet,
+        std::env::var_os("NO_COLOR").as_deref(),
+    ));
+    let mut reporters: Vec<Arc<dyn Reporter>> = vec![progress.clone()];
+    match EventLog::create(&report_dir.join(EVENTS_JSONL)) {
+        Ok(log) => reporters.push(Arc::new(log)),
+        Err(e) => stderr!(
+            "error: failed to write {}: {e}",
+            report_dir.join(EVENTS_JSONL).display()
+        ),
+    }
+    let mut records = runner::execute(planned, &options, Arc::new(Fanout(reporters))).await;
+    progress.finish();
     for task in unplanned {
         let record =
             runner::missing_cassette_record(task, &options.tasks_dir, &options.cassettes_dir);
@@ -270,11 +283,27 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
         records.push(record);
     }
 
-    let written = reports::write_report_redacted(&report_dir, &records, &[], &options.redactor);
-    let colour = std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal();
+    let report_options = reports::ReportOptions {
+        // GitHub Actions' job summary: summary.md is appended to it.
+        step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+        ..reports::ReportOptions::default()
+    };
+    let written = reports::write_report_with(&report_dir, &records, &[], &report_options);
+    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::io::stdout().is_terminal();
     super::print_data(&reports::render_terminal_summary(&records, colour));
     match written {
-        Ok(paths) => stderr!("reports written to {}", paths.dir.display()),
+        Ok(paths) if !args.quiet => stderr!(
+            "reports written to {} (open {})",
+            paths.dir.display(),
+            paths
+                .report_html
+                .unwrap_or_else(|| paths.dir.join("summary.md"))
+                .display()
+        ),
+        Ok(_) => {}
         Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),
     }
     let snapshot = match &args.snapshot {
@@ -397,98 +426,6 @@ fn select_errors(
             })
         })
         .collect())
-}
-
-/// Progress lines on stderr: one per finished run (and per start, on a terminal), plus
-/// cassette notes. Quiet mode keeps only the cassette notes.
-struct TerminalProgress {
-    verbose: bool,
-    starts: bool,
-    state: Mutex<(usize, usize)>,
-}
-
-impl TerminalProgress {
-    fn new(verbose: bool) -> Self {
-        TerminalProgress {
-            verbose,
-            starts: verbose && std::io::stderr().is_terminal(),
-            state: Mutex::new((0, 0)),
-        }
-    }
-}
-
-impl Reporter for TerminalProgress {
-    fn event(&self, event: &RunnerEvent) {
-        let mut state = self.state.lock().expect("progress state");
-        match event {
-            RunnerEvent::SuiteStarted { runs } => state.1 = *runs,
-            RunnerEvent::RunStarted { label, .. } if self.starts => {
-                stderr!("   start {label}");
-            }
-            RunnerEvent::Agent {
-                event: AgentEvent::RunFinished { .. },
-                ..
-            } => {}
-            RunnerEvent::RunFinished { record, .. } if self.verbose => {
-                state.0 += 1;
-                stderr!(
-                    "[{}/{}] {} {}/{}: {} ({} turns, {}/{} checks)",
-                    state.0,
-                    state.1,
-                    record.task_id,
-                    record.provider,
-                    record.model,
-                    record.outcome.name(),
-                    record.turns,
-                    record.checks_passed,
-                    record.checks_total
-                );
-                if record.outcome != Outcome::Passed {
-                    stderr!("{}", explain(record).trim_end_matches('\n'));
-                }
-                if let Some(drift) = record.drift_line() {
-                    stderr!("      {drift}");
-                }
-            }
-            RunnerEvent::CassetteWritten { path, .. } => {
-                stderr!("   cassette written: {}", path.display());
-            }
-            RunnerEvent::CassetteNotWritten { reason, .. } => {
-                stderr!("   cassette not written: {reason}");
-            }
-            RunnerEvent::CassetteProposed { path, .. } => {
-                stderr!(
-                    "   re-recorded cassette written to {} (review it with `harness review`)",
-                    path.display()
-                );
-            }
-            RunnerEvent::Notice { message, .. } => stderr!("   note: {message}"),
-            _ => {}
-        }
-    }
-}
-
-/// Why a run did not pass, indented under its progress line: the reason, then the detail (the
-/// divergence diff, the provider error, the hint), at most 40 lines.
-fn explain(record: &RunRecord) -> String {
-    const MAX_LINES: usize = 40;
-    let mut out = format!("      {}\n", record.reason);
-    if let Some(detail) = &record.detail {
-        let lines: Vec<&str> = detail
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !record.reason.ends_with(l.trim()))
-            .collect();
-        for line in lines.iter().take(MAX_LINES) {
-            out.push_str(&format!("      {line}\n"));
-        }
-        if lines.len() > MAX_LINES {
-            out.push_str(&format!(
-                "      ... {} more lines in the run's report\n",
-                lines.len() - MAX_LINES
-            ));
-        }
-    }
-    out
 }
 
 /// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.

@@ -92,7 +92,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 34] = [
+pub const SUMMARY_COLUMNS: [&str; 36] = [
     "provider",
     "model",
     "runs",
@@ -127,6 +127,8 @@ pub const SUMMARY_COLUMNS: [&str; 34] = [
     "attempts",
     "drifted",
     "outcomes_changed",
+    "pass_hat_k",
+    "pass_rate_se",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -247,6 +249,8 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
         s.attempts.to_string(),
         s.drifted.to_string(),
         s.outcomes_changed.to_string(),
+        fmt_ratio(s.pass_hat_k()),
+        fmt_ratio(s.pass_rate_se()),
     ]);
     row
 }
@@ -261,7 +265,8 @@ pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
     finish(w)
 }
 
-fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
+/// The text of a CSV writer that wrote to memory.
+pub(crate) fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
     let bytes = w
         .into_inner()
         .map_err(|e| ::csv::Error::from(e.into_error()))?;

@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 
 use crate::scoring::{Outcome, RunRecord};
 
+use super::compare::{self, Arm, ArmRun};
 use super::{
-    CostTotal, UNKNOWN, dollars, fmt_ratio, pass_at_k_label, percent, percent_interval, summarise,
-    summary_counts,
+    CostTotal, UNKNOWN, any_epochs, dollars, edit_failure_label, fmt_ratio, pass_at_k_label,
+    pass_hat_k_label, pass_rate_label, percent, percent_interval, summarise, summary_counts,
 };
 
 /// Escapes a table cell: `|` and newlines would break the row.
@@ -18,7 +19,8 @@ pub fn cell(text: &str) -> String {
         .replace(['\r', '\n'], " ")
 }
 
-fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+/// Appends a markdown table; every cell is escaped with [`cell`].
+pub(crate) fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(
         out,
@@ -112,6 +114,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     );
 
     let _ = writeln!(out, "## By provider and model\n");
+    let epochs = any_epochs(&summaries);
     let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
@@ -120,43 +123,51 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 s.drifted.to_string(),
                 s.infra_errors.to_string(),
                 s.count(Outcome::Skipped).to_string(),
-                percent(s.pass_rate()),
+                pass_rate_label(s),
                 percent_interval(s.pass_rate_interval()),
+            ]);
+            if epochs {
+                row.push(percent(s.pass_rate_se()));
+            }
+            row.extend([
                 percent(s.pass_at_1()),
                 pass_at_k_label(s),
+                pass_hat_k_label(s),
                 s.retries.to_string(),
                 dollars(s.cost, 6),
             ]);
             row
         })
         .collect();
-    table(
-        &mut out,
-        &[
-            "provider",
-            "model",
-            "runs",
-            "passed",
-            "failed",
-            "diverged",
-            "error",
-            "limit",
-            "drifted",
-            "infra errors",
-            "skipped",
-            "pass rate",
-            "95% CI",
-            "pass@1",
-            "pass@k",
-            "retries",
-            "cost",
-        ],
-        &rows,
-    );
+    let mut header = vec![
+        "provider",
+        "model",
+        "runs",
+        "passed",
+        "failed",
+        "diverged",
+        "error",
+        "limit",
+        "drifted",
+        "infra errors",
+        "skipped",
+        "pass rate",
+        "95% CI",
+    ];
+    if epochs {
+        header.push("SE (by task)");
+    }
+    header.extend(["pass@1", "pass@k", "pass^k", "retries", "cost"]);
+    table(&mut out, &header, &rows);
     let _ = writeln!(
         out,
-        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count: infrastructure errors (provider, cassette or setup failures, also counted under `error`), skipped runs, and replays that no longer match their cassette (`diverged`, or `drifted`: run to a verdict with `--on-divergence continue`, also counted under that verdict) are left out. 95% CI: Wilson score interval. pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs.",
-        CostTotal::of(&summaries).display(6)
+        "\nTotal cost: {}.\n\nPass rates are passed runs over the runs that count (n in brackets): infrastructure errors (provider, cassette or setup failures, also counted under `error`), skipped runs, and replays that no longer match their cassette (`diverged`, or `drifted`: run to a verdict with `--on-divergence continue`, also counted under that verdict) are left out. 95% CI: Wilson score interval.{} pass@k: the unbiased estimator per task, averaged over the tasks with at least k runs that count; k is the number of epochs. pass^k: the chance that all k runs of a task pass, C(c,k)/C(n,k), averaged the same way.",
+        CostTotal::of(&summaries).display(6),
+        if epochs {
+            " SE (by task): the standard error of the pass rate clustered by task, since the epochs of a task are not independent."
+        } else {
+            ""
+        }
     );
 
     let _ = writeln!(out, "\n## Turns and tokens\n");
@@ -169,7 +180,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                     .map(|x| format!("{x:.1}"))
                     .unwrap_or_else(|| UNKNOWN.to_owned()),
                 s.edit_calls.to_string(),
-                percent(s.edit_failure_rate()),
+                edit_failure_label(s),
                 s.input_tokens.to_string(),
                 s.output_tokens.to_string(),
                 s.cache_read_tokens.to_string(),
@@ -270,6 +281,14 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     } else {
         let _ = writeln!(out, "\n### Edit failures by kind\n");
         table(&mut out, &["provider/model", "kind", "calls"], &failures);
+    }
+    if summaries.len() > 1 {
+        let runs: Vec<ArmRun<'_>> = records.iter().map(|r| (Arm::of_record(r), *r)).collect();
+        let cmp = compare::compare_within(&runs);
+        let _ = writeln!(out, "\n## Arms compared\n");
+        out.push_str(&compare::comparison_md(&cmp, "###", false, &|r, _| {
+            Some(r.transcript_path.clone())
+        }));
     }
     out
 }

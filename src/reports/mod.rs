@@ -1,32 +1,41 @@
-//! Reports: `runs.csv`, `summary.csv`, `summary.md`, transcripts and diffs under a report folder,
-//! and the terminal summary.
+//! Reports: `runs.csv`, `summary.csv`, `summary.md`, `report.html`, `junit.xml`, transcripts,
+//! trajectories and diffs under a report folder, the terminal summary, and comparisons of arms
+//! and report folders ([`compare`]).
 //!
-//! Reports read [`RunRecord`]s (and, for transcripts, the agent's messages); nothing here feeds
-//! back into a run. Writing is plain synchronous file I/O. The runner creates the folder
-//! (`reports/<timestamp>/`) and passes it in. Layout of a report folder:
+//! Reports read run records only: the [`RunRecord`] of each run and, for everything per run, its
+//! [`RunFile`] (the record plus messages, tool calls, system prompt and diff), never the agent or
+//! the workspace. Nothing here feeds back into a run. Writing is plain synchronous file I/O. The
+//! runner creates the folder (`reports/<timestamp>/`) and passes it in. Layout of a report folder:
 //!
 //! ```text
 //! runs.csv                      one row per run (columns: COLUMNS.md)
 //! summary.csv                   one row per provider and model
 //! summary.md                    deterministic markdown summary (no timings, timestamps or paths)
+//! report.html                   one self-contained page: summary, plots, runs, transcripts
+//! junit.xml                     one test case per run (JUnit XML, as CI systems read it)
 //! runs/<task>--<provider>--<model>--e<epoch>/
+//!     run.json                  the run file: what every other file here is written from
 //!     transcript.md             readable transcript: prompt, turns, tool calls and results, stop
 //!     transcript.json           the messages and tool-call records as JSON
+//!     trajectory.json           the run as an ATIF v1.4 trajectory (Harbor's format)
 //!     diff.patch                unified diff of what the agent changed in its workspace
 //! ```
 //!
-//! [`read_runs_csv`] reads the run keys of a previous report back (for `--rerun-errors`).
+//! Every run has a folder with its `run.json` (a run that never started gets one holding its
+//! record alone), so [`rewrite_report`] can write the whole folder again from the run folders,
+//! and `harness compare` reads two folders back with [`read_run_files`]. [`read_runs_csv`] reads
+//! the run keys of a previous report back (for `--rerun-errors`).
 //!
-//! Every file is written through a [`Redactor`]: the values of the keys in use never reach a
-//! report.
-//!
-//! Depends on `agent`, `conversation`, `scoring`, `workspace` and `sandbox` (the redactor); never
-//! on the runner.
+//! Depends on `conversation` and `scoring`; never on the runner.
 
+pub mod compare;
 pub mod csv;
+pub mod html;
+pub mod junit;
 pub mod markdown;
 pub mod snapshot;
 pub mod terminal;
+pub mod trajectory;
 pub mod transcript;
 
 use std::collections::BTreeMap;
@@ -36,11 +45,10 @@ use std::path::{Path, PathBuf};
 pub use csv::{RunKey, error_runs, read_runs_csv};
 pub use terminal::render_terminal_summary;
 
-use crate::agent::AgentRun;
-use crate::sandbox::secrets::Redactor;
-use crate::scoring::stats::{Interval, Z_95, mean_pass_at_k, wilson_interval};
-use crate::scoring::{Outcome, RunRecord};
-use crate::workspace::WorkspaceDiff;
+use crate::scoring::stats::{
+    Interval, Z_95, clustered_standard_error, mean_pass_at_k, mean_pass_hat_k, wilson_interval,
+};
+use crate::scoring::{Outcome, RUN_FILE_NAME, RunFile, RunRecord};
 
 /// The column documentation of `runs.csv` and `summary.csv`.
 pub const COLUMNS_DOC: &str = include_str!("COLUMNS.md");
@@ -72,6 +80,18 @@ pub enum ReportError {
         #[source]
         source: ::csv::Error,
     },
+    #[error("failed to read {path}: {source}")]
+    ReadFile {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("failed to read {path}: {source}\nhint: is it a run file written by `harness run`?")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("failed to read {path}: line {line}: {message}")]
     Malformed {
         path: PathBuf,
@@ -87,99 +107,227 @@ pub struct ReportPaths {
     pub runs_csv: PathBuf,
     pub summary_csv: PathBuf,
     pub summary_md: PathBuf,
-    /// The run folders written by this call (one per [`RunArtifacts`]).
+    /// `report.html`, unless turned off.
+    pub report_html: Option<PathBuf>,
+    /// `junit.xml`, unless turned off.
+    pub junit_xml: Option<PathBuf>,
+    /// The run folders written by this call for the run files passed in (the folders it had to
+    /// complete for runs that had none are not listed).
     pub run_dirs: Vec<PathBuf>,
 }
 
-/// What a run's folder is written from.
-#[derive(Debug, Clone, Copy)]
-pub struct RunArtifacts<'a> {
-    pub record: &'a RunRecord,
-    pub run: &'a AgentRun,
-    pub diff: &'a WorkspaceDiff,
-    /// The system prompt the run used (shown at the top of the transcript).
-    pub system_prompt: Option<&'a str>,
+/// What a report folder holds besides the CSV and markdown files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// Write `report.html`.
+    pub html: bool,
+    /// Write `junit.xml`.
+    pub junit: bool,
+    /// Append `summary.md` to this file (the CLI passes `$GITHUB_STEP_SUMMARY`).
+    pub step_summary: Option<PathBuf>,
 }
 
-/// Writes `runs.csv`, `summary.csv` and `summary.md` for `records`, and a run folder for each of
-/// `artifacts` (the runner may instead write run folders as runs finish, with
-/// [`write_run_artifacts`], and pass no artifacts here).
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            html: true,
+            junit: true,
+            step_summary: None,
+        }
+    }
+}
+
+/// Writes `runs.csv`, `summary.csv`, `summary.md`, `report.html` and `junit.xml` for `records`,
+/// and a run folder for each of `runs` (the runner instead writes run folders as runs finish,
+/// with [`write_run_artifacts`], and passes no run files here), with the default
+/// [`ReportOptions`].
 pub fn write_report(
     dir: &Path,
     records: &[RunRecord],
-    artifacts: &[RunArtifacts<'_>],
+    runs: &[RunFile],
 ) -> Result<ReportPaths, ReportError> {
-    write_report_redacted(dir, records, artifacts, &Redactor::default())
+    write_report_with(dir, records, runs, &ReportOptions::default())
 }
 
-/// [`write_report`] with every secret `redactor` knows replaced in every file written.
-pub fn write_report_redacted(
+/// [`write_report`] with `options`.
+///
+/// The records passed in are the truth: a run folder whose `run.json` holds an older record (the
+/// runner adds notes after writing it) is written again, and a run without a folder (skipped, or
+/// ended before the agent started) gets one holding its record alone.
+pub fn write_report_with(
     dir: &Path,
     records: &[RunRecord],
-    artifacts: &[RunArtifacts<'_>],
-    redactor: &Redactor,
+    runs: &[RunFile],
+    options: &ReportOptions,
 ) -> Result<ReportPaths, ReportError> {
     create_dir(dir)?;
+    let mut run_dirs = Vec::new();
+    for file in runs {
+        run_dirs.push(write_run_artifacts(dir, file)?);
+    }
     let sorted = sorted(records);
     let runs_csv = dir.join("runs.csv");
-    let redacted = |text: String| redactor.redact(&text).into_owned();
     write_file(
         &runs_csv,
-        redacted(csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
+        csv::runs_csv(&sorted).map_err(|source| ReportError::Csv {
             path: runs_csv.clone(),
             source,
-        })?),
+        })?,
     )?;
     let summary_csv = dir.join("summary.csv");
     write_file(
         &summary_csv,
-        redacted(
-            csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
-                path: summary_csv.clone(),
-                source,
-            })?,
-        ),
+        csv::summary_csv(&sorted).map_err(|source| ReportError::Csv {
+            path: summary_csv.clone(),
+            source,
+        })?,
     )?;
     let summary_md = dir.join("summary.md");
-    write_file(&summary_md, redacted(markdown::summary_md(&sorted)))?;
-    let mut run_dirs = Vec::new();
-    for artifact in artifacts {
-        run_dirs.push(write_run_artifacts(dir, artifact, redactor)?);
+    let markdown = markdown::summary_md(&sorted);
+    write_file(&summary_md, markdown.clone())?;
+    let files = complete_run_files(dir, &sorted)?;
+    let files: Vec<&RunFile> = files.iter().collect();
+    let report_html = if options.html {
+        let path = dir.join(html::REPORT_HTML);
+        write_file(&path, html::report_html(&files, &folder_name(dir)))?;
+        Some(path)
+    } else {
+        None
+    };
+    let junit_xml = if options.junit {
+        let path = dir.join(junit::JUNIT_XML);
+        let records: Vec<&RunRecord> = files.iter().map(|f| &f.record).collect();
+        write_file(&path, junit::junit_xml(&records, &folder_name(dir)))?;
+        Some(path)
+    } else {
+        None
+    };
+    if let Some(path) = &options.step_summary {
+        append_file(path, &markdown)?;
     }
     Ok(ReportPaths {
         dir: dir.to_path_buf(),
         runs_csv,
         summary_csv,
         summary_md,
+        report_html,
+        junit_xml,
         run_dirs,
     })
 }
 
-/// Writes one run's folder (`transcript.md`, `transcript.json`, `diff.patch`) under `dir`, at the
-/// paths its record names, with every secret `redactor` knows replaced; returns the folder.
-pub fn write_run_artifacts(
-    dir: &Path,
-    artifacts: &RunArtifacts<'_>,
-    redactor: &Redactor,
-) -> Result<PathBuf, ReportError> {
-    let record = artifacts.record;
-    let run_dir = dir.join(record.run_dir());
-    create_dir(&run_dir)?;
-    let redacted = |text: String| redactor.redact(&text).into_owned();
-    write_file(
-        &dir.join(&record.transcript_path),
-        redacted(transcript::transcript_md(artifacts)),
-    )?;
-    let json_path = run_dir.join("transcript.json");
-    let json = transcript::transcript_json(artifacts).map_err(|source| ReportError::Json {
-        path: json_path.clone(),
+/// Writes the report folder `dir` again from its run folders alone (every `runs/*/run.json`).
+pub fn rewrite_report(dir: &Path, options: &ReportOptions) -> Result<ReportPaths, ReportError> {
+    let files = read_run_files(dir)?;
+    let records: Vec<RunRecord> = files.into_iter().map(|f| f.record).collect();
+    write_report_with(dir, &records, &[], options)
+}
+
+/// The run file of every record, in the records' order: read from its folder (and written again
+/// when its record is not the one passed in), or written from the record alone when the run has
+/// no folder.
+fn complete_run_files(dir: &Path, records: &[&RunRecord]) -> Result<Vec<RunFile>, ReportError> {
+    let mut files = Vec::with_capacity(records.len());
+    for record in records {
+        let path = dir.join(record.run_dir()).join(RUN_FILE_NAME);
+        // The record as its run file holds it (times to the millisecond), so that a folder
+        // written again from its run files is the same as the one written now.
+        let record = as_stored(record).map_err(|source| ReportError::Json {
+            path: path.clone(),
+            source,
+        })?;
+        let file = match read_run_file(&path) {
+            Ok(mut file) => {
+                if file.record != record {
+                    file.record = record;
+                    write_run_artifacts(dir, &file)?;
+                }
+                file
+            }
+            Err(ReportError::ReadFile { source, .. })
+                if source.kind() == io::ErrorKind::NotFound =>
+            {
+                let file = RunFile::record_only(record);
+                write_run_artifacts(dir, &file)?;
+                file
+            }
+            Err(e) => return Err(e),
+        };
+        files.push(file);
+    }
+    Ok(files)
+}
+
+/// `record` after a round trip through its JSON form.
+fn as_stored(record: &RunRecord) -> Result<RunRecord, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(record)?)
+}
+
+/// Reads one `run.json`.
+pub fn read_run_file(path: &Path) -> Result<RunFile, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReportError::ReadFile {
+        path: path.to_path_buf(),
         source,
     })?;
-    write_file(&json_path, redacted(json))?;
+    serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Every run file of the report folder `dir` (`runs/*/run.json`), in report order.
+pub fn read_run_files(dir: &Path) -> Result<Vec<RunFile>, ReportError> {
+    let runs = dir.join("runs");
+    let entries = std::fs::read_dir(&runs).map_err(|source| ReportError::ReadFile {
+        path: runs.clone(),
+        source,
+    })?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| ReportError::ReadFile {
+            path: runs.clone(),
+            source,
+        })?;
+        let path = entry.path().join(RUN_FILE_NAME);
+        if path.is_file() {
+            files.push(read_run_file(&path)?);
+        }
+    }
+    files.sort_by(|a, b| run_order(&a.record).cmp(&run_order(&b.record)));
+    Ok(files)
+}
+
+/// Writes one run's folder under `dir`, at the paths its record names: `run.json`,
+/// `transcript.md`, `transcript.json`, `diff.patch`, and `trajectory.json` when the run has
+/// messages; returns the folder.
+pub fn write_run_artifacts(dir: &Path, file: &RunFile) -> Result<PathBuf, ReportError> {
+    let record = &file.record;
+    let run_dir = dir.join(record.run_dir());
+    create_dir(&run_dir)?;
+    let json =
+        |path: PathBuf, value: Result<String, serde_json::Error>| -> Result<(), ReportError> {
+            let text = value.map_err(|source| ReportError::Json {
+                path: path.clone(),
+                source,
+            })?;
+            write_file(&path, text)
+        };
+    json(run_dir.join(RUN_FILE_NAME), serde_json::to_string(file))?;
     write_file(
-        &dir.join(&record.diff_path),
-        redacted(artifacts.diff.unified.clone()),
+        &dir.join(&record.transcript_path),
+        transcript::transcript_md(file),
     )?;
+    json(
+        run_dir.join("transcript.json"),
+        transcript::transcript_json(file),
+    )?;
+    if !file.messages.is_empty() {
+        json(
+            run_dir.join(trajectory::TRAJECTORY_JSON),
+            serde_json::to_string_pretty(&trajectory::trajectory(file)),
+        )?;
+    }
+    write_file(&dir.join(&record.diff_path), file.diff.clone())?;
     Ok(run_dir)
 }
 
@@ -195,11 +343,35 @@ pub fn write_run_file(
     Ok(path)
 }
 
+/// The last component of the report folder (its timestamp), for titles.
+fn folder_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn create_dir(dir: &Path) -> Result<(), ReportError> {
     std::fs::create_dir_all(dir).map_err(|source| ReportError::Io {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Appends `text` and a newline to the file at `path` (created if missing): how summaries go to
+/// `$GITHUB_STEP_SUMMARY`.
+pub fn append_file(path: &Path, text: &str) -> Result<(), ReportError> {
+    use std::io::Write;
+    let io = |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(io)?;
+    file.write_all(text.as_bytes()).map_err(io)?;
+    file.write_all(b"\n").map_err(io)
 }
 
 fn write_file(path: &Path, text: String) -> Result<(), ReportError> {
@@ -215,15 +387,13 @@ fn write_file(path: &Path, text: String) -> Result<(), ReportError> {
 /// Records in report order: task, provider, model, epoch.
 pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
     let mut out: Vec<&RunRecord> = records.iter().collect();
-    out.sort_by(|a, b| {
-        (&a.task_id, &a.provider, &a.model, a.epoch).cmp(&(
-            &b.task_id,
-            &b.provider,
-            &b.model,
-            b.epoch,
-        ))
-    });
+    out.sort_by(|a, b| run_order(a).cmp(&run_order(b)));
     out
+}
+
+/// The sort key of report order.
+fn run_order(r: &RunRecord) -> (&str, &str, &str, u32) {
+    (&r.task_id, &r.provider, &r.model, r.epoch)
 }
 
 /// Aggregates of the runs of one provider and model.
@@ -323,6 +493,21 @@ impl ModelSummary {
     pub fn pass_at(&self, k: u32) -> Option<f64> {
         let tasks: Vec<(u64, u64)> = self.tasks.values().copied().collect();
         mean_pass_at_k(&tasks, u64::from(k))
+    }
+
+    /// pass^k for k = the number of epochs (every one of k runs of a task passes), averaged over
+    /// the tasks with at least k runs that count; `None` with a single epoch.
+    pub fn pass_hat_k(&self) -> Option<f64> {
+        let k = self.k()?;
+        let tasks: Vec<(u64, u64)> = self.tasks.values().copied().collect();
+        mean_pass_hat_k(&tasks, u64::from(k))
+    }
+
+    /// The standard error of [`ModelSummary::pass_rate`], clustered by task (the epochs of a
+    /// task are not independent); with one run per task it is the plain one.
+    pub fn pass_rate_se(&self) -> Option<f64> {
+        let tasks: Vec<(u64, u64)> = self.tasks.values().copied().collect();
+        clustered_standard_error(&tasks)
     }
 
     /// Runs that were started: every run but the skipped ones.
@@ -467,10 +652,50 @@ pub(crate) fn summary_counts(s: &ModelSummary) -> Vec<String> {
 /// `100.0% (k=2)`, `100.0% (k=2, 1/2 tasks)` when some task has fewer than k runs that count,
 /// [`UNKNOWN`] with a single epoch.
 pub(crate) fn pass_at_k_label(s: &ModelSummary) -> String {
+    k_label(s, s.pass_at_k())
+}
+
+/// The same as [`pass_at_k_label`] for pass^k.
+pub(crate) fn pass_hat_k_label(s: &ModelSummary) -> String {
+    k_label(s, s.pass_hat_k())
+}
+
+/// `66.7% (2/3)`: the pass rate with its n (the runs that count); [`UNKNOWN`] without one.
+pub(crate) fn pass_rate_label(s: &ModelSummary) -> String {
+    match s.pass_rate() {
+        Some(_) => format!(
+            "{} ({}/{})",
+            percent(s.pass_rate()),
+            s.count(Outcome::Passed),
+            s.counted
+        ),
+        None => UNKNOWN.to_owned(),
+    }
+}
+
+/// `33.3% (4/12)`: the edit-failure rate with its n (edit calls); [`UNKNOWN`] without calls.
+pub(crate) fn edit_failure_label(s: &ModelSummary) -> String {
+    match s.edit_failure_rate() {
+        Some(_) => format!(
+            "{} ({}/{})",
+            percent(s.edit_failure_rate()),
+            s.edit_calls_failed,
+            s.edit_calls
+        ),
+        None => UNKNOWN.to_owned(),
+    }
+}
+
+/// Whether any summary has more than one epoch (then the tables show the clustered SE).
+pub(crate) fn any_epochs(summaries: &[ModelSummary]) -> bool {
+    summaries.iter().any(|s| s.k().is_some())
+}
+
+fn k_label(s: &ModelSummary, value: Option<f64>) -> String {
     let (Some(k), Some((covered, tasks))) = (s.k(), s.pass_at_k_tasks()) else {
         return UNKNOWN.to_owned();
     };
-    let value = percent(s.pass_at_k());
+    let value = percent(value);
     if covered < tasks {
         format!("{value} (k={k}, {covered}/{tasks} tasks)")
     } else {

@@ -1,5 +1,5 @@
 //! The summary printed at the end of `harness run`: one aligned row per run, one per provider and
-//! model (pass rate with its 95% interval, pass@k, infrastructure errors, skipped runs, retries,
+//! model (pass rate with its n and 95% interval, pass@k and pass^k, infrastructure errors, skipped runs, retries,
 //! cost) and a totals line. Colour only when the caller asks (it decides from the terminal and
 //! `NO_COLOR`).
 
@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use crate::scoring::{Outcome, RunRecord};
 
+use super::compare::{self, Comparison, Flip};
 use super::markdown::{checks_cell, edits_cell, outcome_label};
 use super::{
-    CostTotal, ModelSummary, dollars, pass_at_k_label, percent, percent_interval, sorted, summarise,
+    CostTotal, ModelSummary, dollars, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
+    percent_interval, sorted, summarise,
 };
 
 const RESET: &str = "\x1b[0m";
@@ -92,18 +94,21 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
         "95% CI",
         "pass@1",
         "pass@k",
+        "pass^k",
         "infra errors",
         "skipped",
         "drifted",
         "retries",
         "cost",
     ];
-    let rows: Vec<(Outcome, [String; 10])> = summaries
+    let rows: Vec<(Outcome, [String; 11])> = summaries
         .iter()
         .map(|s| (Outcome::Passed, model_row(s)))
         .collect();
     out.push('\n');
-    let right = [false, true, false, true, true, true, true, true, true, true];
+    let right = [
+        false, true, false, true, true, true, true, true, true, true, true,
+    ];
     aligned(&mut out, &header, &right, &rows, usize::MAX, color);
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let tokens: u64 = records.iter().map(|r| r.tokens.total).sum();
@@ -160,13 +165,61 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     out
 }
 
-fn model_row(s: &ModelSummary) -> [String; 10] {
+/// The terminal view of a comparison: the statistics per pair of arms (a significant drop in
+/// red when `color`), then every flip.
+pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> String {
+    let mut header = [""; 14];
+    for (h, name) in header
+        .iter_mut()
+        .zip(compare::STATS_HEADER.iter().chain([&compare::TIME_HEADER]))
+    {
+        *h = name;
+    }
+    let rows: Vec<(Outcome, [String; 14])> = cmp
+        .rows()
+        .map(|a| {
+            let outcome = if a.stats.significant_regression(alpha) {
+                Outcome::Failed
+            } else {
+                Outcome::Passed
+            };
+            let cells: [String; 14] = compare::stats_cells(a, cmp.with_strategy, true)
+                .try_into()
+                .expect("14 cells with the time column");
+            (outcome, cells)
+        })
+        .collect();
+    let mut right = [true; 14];
+    right[0] = false;
+    right[1] = false;
+    let mut out = String::new();
+    aligned(&mut out, &header, &right, &rows, 5, color);
+    let flips: Vec<_> = cmp.flips().collect();
+    out.push_str(&format!("\n{} run(s) flipped\n", flips.len()));
+    for (arm, flip, pair) in flips {
+        let (base, new) = arm.label(cmp.with_strategy);
+        let arrow = flip.arrow(pair);
+        let arrow = match (color, flip) {
+            (true, Flip::Regressed) => format!("{}{arrow}{RESET}", colour(Outcome::Failed)),
+            (true, Flip::Fixed) => format!("{}{arrow}{RESET}", colour(Outcome::Passed)),
+            (false, _) => arrow,
+        };
+        out.push_str(&format!(
+            "  {} #{}  {base} → {new}  {arrow} — {}\n",
+            pair.base.task_id, pair.base.epoch, pair.new.reason
+        ));
+    }
+    out
+}
+
+fn model_row(s: &ModelSummary) -> [String; 11] {
     [
         format!("{}/{}", s.provider, s.model),
-        percent(s.pass_rate()),
+        pass_rate_label(s),
         percent_interval(s.pass_rate_interval()),
         percent(s.pass_at_1()),
         pass_at_k_label(s),
+        pass_hat_k_label(s),
         s.infra_errors.to_string(),
         s.count(Outcome::Skipped).to_string(),
         s.drifted.to_string(),

@@ -11,10 +11,11 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
+use crate::scoring::RunFile;
 use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
-fn rec(
+pub(crate) fn rec(
     task: &str,
     provider: &str,
     model: &str,
@@ -92,7 +93,7 @@ fn rec(
     }
 }
 
-fn records() -> Vec<RunRecord> {
+pub(crate) fn records() -> Vec<RunRecord> {
     let mut no_edits = rec(
         "rs-add-flag",
         "openai",
@@ -358,18 +359,26 @@ fn agent_run() -> AgentRun {
     }
 }
 
+/// The run file of `record` with [`agent_run`] as its transcript.
+pub(crate) fn run_file(record: &RunRecord, system_prompt: Option<&str>, diff: &str) -> RunFile {
+    let diff = crate::workspace::WorkspaceDiff {
+        unified: diff.to_owned(),
+        ..Default::default()
+    };
+    RunFile::new(
+        record.clone(),
+        &agent_run(),
+        &diff,
+        system_prompt.map(str::to_owned),
+        Some("pi".to_owned()),
+    )
+}
+
 #[test]
 fn transcript_md_snapshot() {
     let records = records();
-    let run = agent_run();
-    let diff = crate::workspace::WorkspaceDiff::default();
-    let artifacts = RunArtifacts {
-        record: &records[0],
-        run: &run,
-        diff: &diff,
-        system_prompt: Some("You are an expert coding assistant."),
-    };
-    let md = transcript::transcript_md(&artifacts);
+    let file = run_file(&records[0], Some("You are an expert coding assistant."), "");
+    let md = transcript::transcript_md(&file);
     // The prompt holds a ``` run, so its fence is longer.
     assert!(md.contains("````text\nFix the median."), "{md}");
     insta::assert_snapshot!(md);
@@ -380,21 +389,7 @@ fn write_report_writes_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("reports/20260101-000000");
     let records = records();
-    let run = agent_run();
-    let diff = crate::workspace::WorkspaceDiff {
-        unified: "diff --git a/x b/x\n".into(),
-        files_changed: 1,
-        lines_added: 0,
-        lines_removed: 0,
-
-        ..Default::default()
-    };
-    let artifacts = [RunArtifacts {
-        record: &records[1],
-        run: &run,
-        diff: &diff,
-        system_prompt: None,
-    }];
+    let artifacts = [run_file(&records[1], None, "diff --git a/x b/x\n")];
     let paths = write_report(&out, &records, &artifacts).unwrap();
     assert_eq!(paths.runs_csv, out.join("runs.csv"));
     assert_eq!(
@@ -438,6 +433,93 @@ fn write_report_writes_every_file() {
     assert_eq!(json["messages"][2]["content"][0], serde_json::to_value(Content::text(
         "Could not find the exact text in calc.py. The old text must match exactly including all whitespace and newlines."
     )).unwrap());
+    // The run file holds what the run's other files are written from.
+    let file: RunFile =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(file, artifacts[0]);
+    assert!(run_dir.join("trajectory.json").is_file());
+    // Every other run got a folder holding its record alone, and no trajectory.
+    for r in &records {
+        let file = read_run_file(&out.join(r.run_dir()).join("run.json")).unwrap();
+        assert_eq!(&file.record, r);
+    }
+    let skipped = out.join("runs/rs-add-flag--openai--gpt-x--e2");
+    assert!(skipped.join("transcript.md").is_file());
+    assert!(!skipped.join("trajectory.json").exists());
+    assert_eq!(paths.report_html, Some(out.join("report.html")));
+    assert_eq!(paths.junit_xml, Some(out.join("junit.xml")));
+}
+
+#[test]
+fn a_report_is_written_again_from_its_run_folders_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let records = records();
+    let artifacts = [run_file(&records[1], None, "diff --git a/x b/x\n")];
+    write_report(&out, &records, &artifacts).unwrap();
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    const WRITTEN: [&str; 5] = [
+        "runs.csv",
+        "summary.csv",
+        "summary.md",
+        "report.html",
+        "junit.xml",
+    ];
+    let before: Vec<String> = WRITTEN.iter().map(|f| read(f)).collect();
+    for f in WRITTEN {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    let paths = rewrite_report(&out, &ReportOptions::default()).unwrap();
+    let after: Vec<String> = WRITTEN.iter().map(|f| read(f)).collect();
+    assert_eq!(before, after);
+    assert!(paths.run_dirs.is_empty());
+    // Without the HTML and JUnit files when asked.
+    let plain = dir.path().join("plain");
+    let options = ReportOptions {
+        html: false,
+        junit: false,
+        step_summary: Some(dir.path().join("step-summary.md")),
+    };
+    let paths = write_report_with(&plain, &records, &[], &options).unwrap();
+    assert_eq!((paths.report_html, paths.junit_xml), (None, None));
+    assert!(!plain.join("report.html").exists());
+    // The step summary got summary.md appended, twice after two reports.
+    write_report_with(&plain, &records, &[], &options).unwrap();
+    let step = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap();
+    assert_eq!(step.matches("# Harness results").count(), 2);
+    assert!(step.starts_with(&std::fs::read_to_string(plain.join("summary.md")).unwrap()));
+}
+
+#[test]
+fn a_newer_record_replaces_the_one_a_run_folder_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = records();
+    write_run_artifacts(dir.path(), &run_file(&records[1], None, "")).unwrap();
+    let mut noted = records.clone();
+    noted[1].detail = Some("workspace kept at /tmp/x".into());
+    write_report(dir.path(), &noted, &[]).unwrap();
+    let file = read_run_file(&dir.path().join(noted[1].run_dir()).join("run.json")).unwrap();
+    assert_eq!(file.record, noted[1]);
+    assert_eq!(file.messages.len(), 4, "the transcript is kept");
+    assert!(
+        std::fs::read_to_string(dir.path().join(&noted[1].transcript_path))
+            .unwrap()
+            .contains("workspace kept at /tmp/x")
+    );
+}
+
+#[test]
+fn a_malformed_run_file_names_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("runs/x--p--m--e1");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("run.json"), "{not json").unwrap();
+    let err = read_run_files(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("runs/x--p--m--e1/run.json"), "{err}");
+    let err = read_run_files(&dir.path().join("missing"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing"), "{err}");
 }
 
 #[test]
@@ -525,7 +607,7 @@ fn only_skipped_or_infra_runs_give_no_pass_rate() {
     assert_eq!(get("cost_usd"), "");
     let md = markdown::summary_md(&sorted(&records));
     assert!(
-        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | 0 | - |"),
+        md.contains("| p | m | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | - | - | - | - | - | 0 | - |"),
         "{md}"
     );
     assert!(md.contains("Total cost: -."), "{md}");

@@ -7,10 +7,9 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use crate::agent::ToolCallRecord;
 use crate::conversation::{AssistantBlock, Content, Message, UserContent};
-
-use super::RunArtifacts;
+use crate::scoring::RunFile;
+use crate::scoring::run_file::{ToolCallRecord, tier_name};
 
 /// A fenced block whose fence is longer than any backtick run inside `text`.
 pub fn fenced(lang: &str, text: &str) -> String {
@@ -29,7 +28,8 @@ pub fn fenced(lang: &str, text: &str) -> String {
     format!("{fence}{lang}\n{body}\n{fence}\n")
 }
 
-fn contents_text(content: &[Content]) -> String {
+/// Content blocks as text: text as it is, an image named with its type and size.
+pub(crate) fn contents_text(content: &[Content]) -> String {
     content
         .iter()
         .map(|c| match c {
@@ -43,8 +43,8 @@ fn contents_text(content: &[Content]) -> String {
 }
 
 /// The markdown transcript of one run.
-pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
-    let r = a.record;
+pub fn transcript_md(a: &RunFile) -> String {
+    let r = &a.record;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -66,17 +66,16 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
         "- tokens: {} input, {} output, {} cache read, {} cache write\n",
         r.tokens.input, r.tokens.output, r.tokens.cache_read, r.tokens.cache_write
     );
-    if let Some(system) = a.system_prompt {
+    if let Some(system) = &a.system_prompt {
         let _ = writeln!(out, "## System prompt\n\n{}", fenced("text", system));
     }
     let records: HashMap<&str, &ToolCallRecord> = a
-        .run
         .tool_calls
         .iter()
         .map(|t| (t.call.id.as_str(), t))
         .collect();
     let mut turn = 0;
-    for message in &a.run.messages {
+    for message in &a.messages {
         match message {
             Message::User { content } => {
                 let text = match content {
@@ -146,14 +145,7 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
                     .get(result.tool_call_id.as_str())
                     .and_then(|t| t.result.edit.as_ref())
                 {
-                    let tiers: Vec<&str> = edit
-                        .tiers
-                        .iter()
-                        .map(|t| match t {
-                            crate::tools::MatchTier::Exact => "exact",
-                            crate::tools::MatchTier::Fuzzy => "fuzzy",
-                        })
-                        .collect();
+                    let tiers: Vec<&str> = edit.tiers.iter().map(|t| tier_name(*t)).collect();
                     let failure = edit
                         .failure
                         .map(|f| format!("; failure: {}", f.name()))
@@ -191,8 +183,8 @@ pub fn transcript_md(a: &RunArtifacts<'_>) -> String {
 }
 
 /// The JSON transcript of one run: identification, system prompt, messages, tool-call records.
-pub fn transcript_json(a: &RunArtifacts<'_>) -> Result<String, serde_json::Error> {
-    let r = a.record;
+pub fn transcript_json(a: &RunFile) -> Result<String, serde_json::Error> {
+    let r = &a.record;
     serde_json::to_string_pretty(&json!({
         "task": r.task_id,
         "provider": r.provider,
@@ -201,7 +193,7 @@ pub fn transcript_json(a: &RunArtifacts<'_>) -> Result<String, serde_json::Error
         "outcome": r.outcome,
         "stop": r.stop,
         "system_prompt": a.system_prompt,
-        "messages": a.run.messages,
-        "tool_calls": a.run.tool_calls,
+        "messages": a.messages,
+        "tool_calls": a.tool_calls,
     }))
 }

@@ -13,9 +13,9 @@ use crate::cassettes::{CassetteHeader, CassettePlan, NormalizeRule};
 use crate::edits::CorpusRecorder;
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
-use crate::reports::{self, RunArtifacts};
+use crate::reports;
 use crate::sandbox::Scratch;
-use crate::scoring::{self, RunRecord, ScoreInputs};
+use crate::scoring::{self, RunFile, RunRecord, ScoreInputs};
 use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
@@ -206,16 +206,20 @@ pub(super) async fn run_one(
             format!("the run's edit calls were not added to edits.jsonl: {e}"),
         );
     }
-    if let Err(e) = reports::write_run_artifacts(
-        &options.report_dir,
-        &RunArtifacts {
-            record: &record,
-            run: &agent_run,
-            diff: &diff,
-            system_prompt: Some(&system_prompt),
-        },
+    // Nothing the harness writes holds a key value: not the record (runs.csv, the summaries),
+    // not the run folder (transcripts, trajectory, diff, run.json).
+    record = redacted(&redactor, record);
+    let file = redacted(
         &redactor,
-    ) {
+        RunFile::new(
+            record.clone(),
+            &agent_run,
+            &diff,
+            Some(system_prompt.clone()),
+            Some(strategy.name().to_owned()),
+        ),
+    );
+    if let Err(e) = reports::write_run_artifacts(&options.report_dir, &file) {
         add_note(
             &mut record,
             format!("the run's transcript could not be written: {e}"),
@@ -249,7 +253,7 @@ pub(super) async fn run_one(
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
     }
     drop(scratch);
-    record
+    redacted(&redactor, record)
 }
 
 /// When the workspace diff must be done: the run's wall-time limit, but at least a second from
@@ -338,6 +342,22 @@ fn keep_edits(
         .write(calls, writer)
         .and_then(|_| writer.flush())
         .map_err(|e| e.to_string())
+}
+
+/// `value` with every secret `redactor` knows replaced in every string it holds (a round trip
+/// through its JSON form; `value` as it is when there is nothing to redact).
+fn redacted<T: serde::Serialize + serde::de::DeserializeOwned>(
+    redactor: &crate::sandbox::secrets::Redactor,
+    value: T,
+) -> T {
+    if redactor.is_empty() {
+        return value;
+    }
+    let Ok(mut json) = serde_json::to_value(&value) else {
+        return value;
+    };
+    crate::cassettes::compare::map_strings(&mut json, &|s| redactor.redact(s).into_owned());
+    serde_json::from_value(json).unwrap_or(value)
 }
 
 /// Appends a line to the record's detail text.

@@ -227,11 +227,23 @@ impl Session {
             differences
                 .extend(tracker.missing_requests(player.served(), cassette.interactions.len()));
         }
+        // The first line says where in conversation terms; then the JSON location and diff.
+        let stopped_at = |d: &crate::cassettes::Divergence| {
+            let what = divergence::summary_line(&differences);
+            let first = if d.interaction >= d.total || what.is_empty() {
+                d.summary()
+            } else {
+                format!(
+                    "request {} of {} differs from the cassette: {what}",
+                    d.interaction + 1,
+                    d.total
+                )
+            };
+            format!("{first}\ncassette `{}`: {d}", player.path().display())
+        };
         let stopped = match (player.divergence(), stops) {
-            (Some(d), true) => Some(format!("cassette `{}`: {d}", player.path().display())),
-            (Some(d), false) if player.extra_request().is_some() => {
-                Some(format!("cassette `{}`: {d}", player.path().display()))
-            }
+            (Some(d), true) => Some(stopped_at(&d)),
+            (Some(d), false) if player.extra_request().is_some() => Some(stopped_at(&d)),
             _ if ran_out && stops => Some(format!(
                 "the run ended after {} requests but the cassette `{}` has {} more; the recorded conversation went on",
                 player.served(),

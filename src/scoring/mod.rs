@@ -1,5 +1,6 @@
 //! Scoring: run a task's checks after the agent stops ([`checks`]) and build the per-run record
-//! ([`RunRecord`]) that the reports read.
+//! ([`RunRecord`]) that the reports read, and the run file ([`RunFile`]: the record plus the
+//! transcript and diff) that a run's folder keeps as `run.json`.
 //!
 //! The outcome rules live in one function, [`decide_outcome`]. Edit telemetry is counted from the
 //! agent's [`ToolCallRecord`]s (see [`EditStats`] for what each count means). Depends on `agent`,
@@ -7,6 +8,7 @@
 //! the reports or the runner.
 
 pub mod checks;
+pub mod run_file;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -18,6 +20,7 @@ use serde::{Deserialize, Serialize};
 /// Prices in dollars per million tokens (the one type shared with the provider config).
 pub use crate::providers::config::Price;
 pub use checks::{CheckResult, run_check, run_check_in, run_checks, run_checks_in};
+pub use run_file::{RUN_FILE_NAME, RunFile};
 
 use crate::agent::{AgentRun, StopCause, ToolCallRecord};
 use crate::cassettes::format::{RecordedCheck, RecordedEdits, RecordedOutcome};
@@ -414,7 +417,7 @@ impl RunRecord {
     /// changed` or `outcome changed: passed → failed (check `unit tests`); ...`. `None` for a
     /// run without differences.
     pub fn drift_line(&self) -> Option<String> {
-        if self.divergences == 0 {
+        if !self.is_drifted() {
             return None;
         }
         let what = self
@@ -450,7 +453,7 @@ impl RunRecord {
                 "recorded outcome unknown (cassette kept none) → {}",
                 self.outcome.name()
             ),
-            None => "no verdict: the replay stopped".to_owned(),
+            None => "outcome not compared".to_owned(),
         };
         Some(format!("{verdict}; {what}"))
     }
@@ -473,6 +476,14 @@ impl RunRecord {
                 .error_kind
                 .as_deref()
                 .is_none_or(is_infrastructure_kind)
+    }
+
+    /// Whether the run counts when two runs of the same task are compared (`harness compare`):
+    /// every run but infrastructure errors and skipped runs. Unlike pass rates, a replay that
+    /// diverged or drifted from its cassette counts under its outcome: comparing a tool change is
+    /// exactly asking which replays it changed.
+    pub fn counts_for_comparison(&self) -> bool {
+        self.outcome != Outcome::Skipped && !self.is_infrastructure_error()
     }
 
     /// Whether the run counts in pass rates: every run but infrastructure errors, skipped

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one submodule per area.
 
+mod browser;
 mod cassettes;
 mod cli_tool;
 mod edit;
@@ -10,6 +11,7 @@ mod preflight;
 mod providers;
 mod providers_more;
 mod regression;
+mod report_files;
 mod reports;
 mod retry;
 mod run;
