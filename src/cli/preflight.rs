@@ -79,8 +79,10 @@ pub fn check_flags(
             ));
         }
     }
-    if let Err(e) = edit::parse_strategy(&args.edit_strategy) {
-        problems.push(Problem::new(e.to_string(), e.hint()));
+    for strategy in &args.edit_strategies {
+        if let Err(e) = edit::parse_strategy(strategy) {
+            problems.push(Problem::new(e.to_string(), e.hint()));
+        }
     }
     let mut named: Vec<&str> = args.provider.iter().map(String::as_str).collect();
     named.extend(models.iter().map(|m| m.provider.as_str()));

@@ -83,9 +83,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub keep_workspaces: bool,
 
-    /// Edit matching strategy: pi (exact, then Pi's fuzzy matching) or exact.
-    #[arg(long, default_value = "pi")]
-    pub edit_strategy: String,
+    /// Edit matching strategy (see `harness edits strategies`); repeat it to run each strategy
+    /// as an arm of its own, compared in the summary paired by task and epoch.
+    #[arg(long = "edit-strategy", value_name = "STRATEGY", default_value = "pi")]
+    pub edit_strategies: Vec<String>,
 
     /// Run every task this many times per model.
     #[arg(long, default_value_t = 1)]
@@ -218,7 +219,7 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
         options.jobs = jobs.max(1);
     }
     options.keep_workspaces = args.keep_workspaces;
-    options.edit_strategy = args.edit_strategy.clone();
+    options.edit_strategies = args.edit_strategies.clone();
     options.base_url = args.base_url.clone();
     options.epochs = args.epochs.max(1);
     options.catalog = Arc::new(catalog);
@@ -423,6 +424,7 @@ fn select_errors(
                 task,
                 model,
                 epoch: key.epoch,
+                edit_strategy: key.edit_strategy,
             })
         })
         .collect())

@@ -35,21 +35,23 @@ pub struct Arm {
 }
 
 impl Arm {
-    /// The arm of a record alone (its strategy is not in the record).
+    /// The arm of a record: its provider, model and edit strategy.
     pub fn of_record(r: &RunRecord) -> Arm {
         Arm {
             provider: r.provider.clone(),
             model: r.model.clone(),
-            strategy: None,
+            strategy: Some(r.edit_strategy.clone()),
         }
     }
 
-    /// The arm of a run file: the record's provider and model, the file's edit strategy.
+    /// The arm of a run file: the record's provider, model and edit strategy (the file's, for a
+    /// file written before records held it).
     pub fn of(file: &RunFile) -> Arm {
-        Arm {
-            strategy: file.edit_strategy.clone(),
-            ..Arm::of_record(&file.record)
+        let mut arm = Arm::of_record(&file.record);
+        if let Some(s) = &file.edit_strategy {
+            arm.strategy = Some(s.clone());
         }
+        arm
     }
 
     /// `provider/model`, with ` (strategy)` when `with_strategy` and the strategy is known.

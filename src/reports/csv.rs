@@ -85,6 +85,7 @@ pub fn runs_columns() -> Vec<String> {
             "recorded_outcome",
             "outcome_change",
             "unused_interactions",
+            "edit_strategy",
         ]
         .map(String::from),
     );
@@ -92,7 +93,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 36] = [
+pub const SUMMARY_COLUMNS: [&str; 37] = [
     "provider",
     "model",
     "runs",
@@ -129,6 +130,7 @@ pub const SUMMARY_COLUMNS: [&str; 36] = [
     "outcomes_changed",
     "pass_hat_k",
     "pass_rate_se",
+    "edit_strategy",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -200,6 +202,7 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
             .map(|c| c.name().to_owned())
             .unwrap_or_default(),
         r.unused_interactions.to_string(),
+        r.edit_strategy.clone(),
     ]);
     row
 }
@@ -251,6 +254,7 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
         s.outcomes_changed.to_string(),
         fmt_ratio(s.pass_hat_k()),
         fmt_ratio(s.pass_rate_se()),
+        s.strategy.clone(),
     ]);
     row
 }
@@ -286,6 +290,8 @@ pub struct RunKey {
     pub error_kind: Option<String>,
     /// The `unused_interactions` cell (0 when empty or absent).
     pub unused_interactions: u32,
+    /// The `edit_strategy` cell (the default strategy when empty or absent).
+    pub edit_strategy: String,
 }
 
 /// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
@@ -318,6 +324,7 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
     );
     let error_kind = column("error_kind");
     let unused = column("unused_interactions");
+    let strategy = column("edit_strategy");
     let mut keys = Vec::new();
     for row in reader.records() {
         let row = row.map_err(read_err)?;
@@ -339,6 +346,11 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
                 .filter(|k| !k.is_empty())
                 .map(str::to_owned),
             unused_interactions: unused.map(cell).and_then(|c| c.parse().ok()).unwrap_or(0),
+            edit_strategy: strategy
+                .map(cell)
+                .filter(|c| !c.is_empty())
+                .unwrap_or(crate::scoring::DEFAULT_EDIT_STRATEGY)
+                .to_owned(),
         });
     }
     Ok(keys)

@@ -175,7 +175,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         .iter()
         .map(|s| {
             vec![
-                format!("{}/{}", s.provider, s.model),
+                format!("{}/{}", s.provider, s.model_label()),
                 s.mean_turns()
                     .map(|x| format!("{x:.1}"))
                     .unwrap_or_else(|| UNKNOWN.to_owned()),
@@ -209,7 +209,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         .map(|r| {
             vec![
                 r.task_id.clone(),
-                format!("{}/{}", r.provider, r.model),
+                r.arm_label(),
                 r.epoch.to_string(),
                 outcome_label(r),
                 checks_cell(r),
@@ -239,7 +239,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         .iter()
         .map(|s| {
             vec![
-                format!("{}/{}", s.provider, s.model),
+                format!("{}/{}", s.provider, s.model_label()),
                 s.edit_calls.to_string(),
                 s.edit_calls_exact.to_string(),
                 s.edit_calls_fuzzy.to_string(),
@@ -269,7 +269,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         .flat_map(|s| {
             s.edit_failures.iter().map(move |(kind, n)| {
                 vec![
-                    format!("{}/{}", s.provider, s.model),
+                    format!("{}/{}", s.provider, s.model_label()),
                     kind.clone(),
                     n.to_string(),
                 ]

@@ -384,7 +384,7 @@ fn write_file(path: &Path, text: String) -> Result<(), ReportError> {
     })
 }
 
-/// Records in report order: task, provider, model, epoch.
+/// Records in report order: task, provider, model, edit strategy (the default first), epoch.
 pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
     let mut out: Vec<&RunRecord> = records.iter().collect();
     out.sort_by(|a, b| run_order(a).cmp(&run_order(b)));
@@ -392,15 +392,24 @@ pub fn sorted(records: &[RunRecord]) -> Vec<&RunRecord> {
 }
 
 /// The sort key of report order.
-fn run_order(r: &RunRecord) -> (&str, &str, &str, u32) {
-    (&r.task_id, &r.provider, &r.model, r.epoch)
+fn run_order(r: &RunRecord) -> (&str, &str, &str, bool, &str, u32) {
+    (
+        &r.task_id,
+        &r.provider,
+        &r.model,
+        r.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY,
+        &r.edit_strategy,
+        r.epoch,
+    )
 }
 
-/// Aggregates of the runs of one provider and model.
+/// Aggregates of the runs of one arm: provider, model and edit strategy.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelSummary {
     pub provider: String,
     pub model: String,
+    /// The edit strategy of the arm.
+    pub strategy: String,
     /// Every run, skipped ones and infrastructure errors included.
     pub runs: u32,
     /// Runs per outcome.
@@ -443,6 +452,16 @@ pub struct ModelSummary {
 }
 
 impl ModelSummary {
+    /// The model, with the edit strategy in brackets when it is not the default
+    /// (`claude-sonnet-4-5 [exact]`): the arm as the summaries show it.
+    pub fn model_label(&self) -> String {
+        if self.strategy.is_empty() || self.strategy == crate::scoring::DEFAULT_EDIT_STRATEGY {
+            self.model.clone()
+        } else {
+            format!("{} [{}]", self.model, self.strategy)
+        }
+    }
+
     pub fn count(&self, outcome: Outcome) -> u32 {
         self.outcomes.get(&outcome).copied().unwrap_or(0)
     }
@@ -576,15 +595,22 @@ impl ModelSummary {
 
 /// One summary per provider and model, sorted by provider then model.
 pub fn summarise(records: &[&RunRecord]) -> Vec<ModelSummary> {
-    let mut by: BTreeMap<(String, String), ModelSummary> = BTreeMap::new();
+    let mut by: BTreeMap<(String, String, bool, String), ModelSummary> = BTreeMap::new();
     for r in records {
-        by.entry((r.provider.clone(), r.model.clone()))
-            .or_insert_with(|| ModelSummary {
-                provider: r.provider.clone(),
-                model: r.model.clone(),
-                ..ModelSummary::default()
-            })
-            .add(r);
+        // The default strategy's arm first, then the others by name.
+        by.entry((
+            r.provider.clone(),
+            r.model.clone(),
+            r.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY,
+            r.edit_strategy.clone(),
+        ))
+        .or_insert_with(|| ModelSummary {
+            provider: r.provider.clone(),
+            model: r.model.clone(),
+            strategy: r.edit_strategy.clone(),
+            ..ModelSummary::default()
+        })
+        .add(r);
     }
     by.into_values().collect()
 }
@@ -639,7 +665,7 @@ pub const UNKNOWN: &str = "-";
 pub(crate) fn summary_counts(s: &ModelSummary) -> Vec<String> {
     vec![
         s.provider.clone(),
-        s.model.clone(),
+        s.model_label(),
         s.runs.to_string(),
         s.count(Outcome::Passed).to_string(),
         s.count(Outcome::Failed).to_string(),

@@ -73,7 +73,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
                 r.outcome,
                 [
                     task,
-                    format!("{}/{}", r.provider, r.model),
+                    r.arm_label(),
                     outcome_label(r),
                     checks_cell(r),
                     r.turns.to_string(),
@@ -214,7 +214,7 @@ pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> Strin
 
 fn model_row(s: &ModelSummary) -> [String; 11] {
     [
-        format!("{}/{}", s.provider, s.model),
+        format!("{}/{}", s.provider, s.model_label()),
         pass_rate_label(s),
         percent_interval(s.pass_rate_interval()),
         percent(s.pass_at_1()),

@@ -90,6 +90,7 @@ pub(crate) fn rec(
         outcome_change: None,
         changed_checks: Vec::new(),
         unused_interactions: 0,
+        edit_strategy: "pi".into(),
     }
 }
 
@@ -641,6 +642,7 @@ fn read_runs_csv_round_trips_write_report() {
             outcome: r.outcome,
             error_kind: r.error_kind.clone(),
             unused_interactions: 0,
+            edit_strategy: "pi".into(),
         })
         .collect();
     assert_eq!(keys, expected);
@@ -673,6 +675,7 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
             outcome: Outcome::Error,
             error_kind: None,
             unused_interactions: 0,
+            edit_strategy: "pi".into(),
         }
     );
     assert_eq!(keys[1].outcome, Outcome::Passed);

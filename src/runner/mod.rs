@@ -51,7 +51,9 @@ pub struct RunOptions {
     pub ci: bool,
     pub jobs: usize,
     pub keep_workspaces: bool,
-    pub edit_strategy: String,
+    /// The edit strategies, each an arm of its own (`--edit-strategy`, repeatable); empty
+    /// means [`crate::scoring::DEFAULT_EDIT_STRATEGY`].
+    pub edit_strategies: Vec<String>,
     pub base_url: Option<String>,
     pub epochs: u32,
     pub catalog: Arc<Catalog>,
@@ -72,6 +74,20 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// The edit strategies of the arms, in the order given, each once; the default when none.
+    pub fn strategies(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.edit_strategies {
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        if out.is_empty() {
+            out.push(crate::scoring::DEFAULT_EDIT_STRATEGY.to_owned());
+        }
+        out
+    }
+
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
     /// the process environment for keys, its allow-listed part for commands, the default sandbox
     /// (`isolated` where bubblewrap works, else `workspace`).
@@ -88,7 +104,7 @@ impl RunOptions {
                 .map(|n| n.get())
                 .unwrap_or(2),
             keep_workspaces: false,
-            edit_strategy: "pi".to_owned(),
+            edit_strategies: Vec::new(),
             base_url: None,
             epochs: 1,
             catalog: Arc::new(Catalog::default()),
@@ -206,7 +222,7 @@ pub async fn execute(
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {
-                    return scoring::skipped_record(
+                    let mut record = scoring::skipped_record(
                         &run.task.id,
                         &run.model.provider,
                         &run.model.model,
@@ -215,6 +231,8 @@ pub async fn execute(
                             "not started: the --max-cost budget of ${budget:.2} is spent (${spent:.2})"
                         ),
                     );
+                    record.set_edit_strategy(&run.edit_strategy);
+                    return record;
                 }
             }
             reporter.event(&RunnerEvent::RunStarted {
@@ -265,6 +283,7 @@ pub(crate) fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord
             provider: run.model.provider.clone(),
             model: run.model.model.clone(),
             epoch: run.epoch,
+            edit_strategy: run.edit_strategy.clone(),
             error: Some(reason),
             error_kind: Some(kind.to_owned()),
 

@@ -16,18 +16,24 @@ pub struct PlannedRun {
     pub model: ModelSelector,
     /// 1-based.
     pub epoch: u32,
+    /// The edit strategy of this run's arm.
+    pub edit_strategy: String,
     /// Where this run's cassette is (or will be written).
     pub cassette: PathBuf,
 }
 
 impl PlannedRun {
-    /// `task provider/model` (plus `#epoch` when several epochs run).
+    /// `task provider/model` (plus `[strategy]` for another edit strategy than the default,
+    /// and `#epoch` when several epochs run).
     pub fn label(&self) -> String {
-        if self.epoch > 1 {
-            format!("{} {} #{}", self.task.id, self.model, self.epoch)
-        } else {
-            format!("{} {}", self.task.id, self.model)
+        let mut label = format!("{} {}", self.task.id, self.model);
+        if self.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY {
+            label.push_str(&format!(" [{}]", self.edit_strategy));
         }
+        if self.epoch > 1 {
+            label.push_str(&format!(" #{}", self.epoch));
+        }
+        label
     }
 }
 
@@ -42,7 +48,8 @@ pub enum PlanError {
 
 /// Plans the runs for `tasks`.
 ///
-/// With explicit models, every task runs against every model. Without, replay and auto modes run
+/// Every edit strategy is an arm of its own: each task runs under each of them. With explicit
+/// models, every task runs against every model. Without, replay and auto modes run
 /// every cassette recorded for each task (a task with none gets no run; the caller reports it);
 /// record and live modes need a model.
 pub fn plan_runs(tasks: &[Arc<Task>], options: &RunOptions) -> Result<Vec<PlannedRun>, PlanError> {
@@ -63,19 +70,22 @@ pub fn plan_runs(tasks: &[Arc<Task>], options: &RunOptions) -> Result<Vec<Planne
         } else {
             options.models.clone()
         };
-        for model in models {
-            for epoch in 1..=options.epochs.max(1) {
-                planned.push(PlannedRun {
-                    task: task.clone(),
-                    cassette: cassettes::cassette_path(
-                        &options.cassettes_dir,
-                        &task.id,
-                        &model.provider,
-                        &model.model,
-                    ),
-                    model: model.clone(),
-                    epoch,
-                });
+        for strategy in options.strategies() {
+            for model in &models {
+                for epoch in 1..=options.epochs.max(1) {
+                    planned.push(PlannedRun {
+                        task: task.clone(),
+                        cassette: cassettes::cassette_path(
+                            &options.cassettes_dir,
+                            &task.id,
+                            &model.provider,
+                            &model.model,
+                        ),
+                        model: model.clone(),
+                        epoch,
+                        edit_strategy: strategy.clone(),
+                    });
+                }
             }
         }
     }

@@ -43,16 +43,9 @@ pub(super) async fn run_one(
 ) -> RunRecord {
     let started = Instant::now();
     let task = run.task.clone();
-    let Some(strategy) = edit::strategy_by_name(&options.edit_strategy) else {
-        return errored(
-            run,
-            "setup",
-            format!(
-                "unknown edit strategy `{}`; known: {}",
-                options.edit_strategy,
-                edit::strategy_names().join(", ")
-            ),
-        );
+    let strategy = match edit::parse_strategy(&run.edit_strategy) {
+        Ok(strategy) => strategy,
+        Err(e) => return errored(run, "setup", format!("{e}; {}", e.hint())),
     };
     let plan = options.mode.plan(run.cassette.exists());
     let goes_live = match plan {
@@ -136,9 +129,15 @@ pub(super) async fn run_one(
     ctx.jail = jail.clone();
     let edits = Arc::new(CorpusRecorder::new(
         task.id.clone(),
-        crate::scoring::run_dir(&task.id, &run.model.provider, &run.model.model, run.epoch)
-            .trim_start_matches("runs/")
-            .to_owned(),
+        crate::scoring::run_dir_for(
+            &task.id,
+            &run.model.provider,
+            &run.model.model,
+            &run.edit_strategy,
+            run.epoch,
+        )
+        .trim_start_matches("runs/")
+        .to_owned(),
     ));
     ctx.edit_observer = Some(edits.clone());
 
@@ -195,6 +194,7 @@ pub(super) async fn run_one(
             retries: u32::try_from(retry_stats.retries()).unwrap_or(u32::MAX),
             attempts: u32::try_from(retry_stats.attempts()).unwrap_or(u32::MAX),
             replay: findings.replay.clone(),
+            edit_strategy: run.edit_strategy.clone(),
         },
     );
     for note in notes {

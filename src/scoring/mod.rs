@@ -248,6 +248,8 @@ pub struct ScoreInputs {
     pub attempts: u32,
     /// What the replay found (replays only).
     pub replay: Option<ReplayInputs>,
+    /// The run's edit strategy; empty means [`DEFAULT_EDIT_STRATEGY`].
+    pub edit_strategy: String,
 }
 
 /// Edit telemetry of one run.
@@ -403,6 +405,9 @@ pub struct RunRecord {
     /// them).
     #[serde(default)]
     pub unused_interactions: u32,
+    /// The edit strategy of the run (`--edit-strategy`): with provider and model, its arm.
+    #[serde(default = "default_edit_strategy")]
+    pub edit_strategy: String,
 }
 
 impl RunRecord {
@@ -458,9 +463,34 @@ impl RunRecord {
         Some(format!("{verdict}; {what}"))
     }
 
-    /// The run's folder under the report folder: `runs/<task>--<provider>--<model>--e<epoch>`.
+    /// The run's folder under the report folder: `runs/<task>--<provider>--<model>--e<epoch>`
+    /// ([`run_dir_for`]: with the edit strategy when it is not the default).
     pub fn run_dir(&self) -> String {
-        run_dir(&self.task_id, &self.provider, &self.model, self.epoch)
+        run_dir_for(
+            &self.task_id,
+            &self.provider,
+            &self.model,
+            &self.edit_strategy,
+            self.epoch,
+        )
+    }
+
+    /// `provider/model`, with ` [strategy]` when the edit strategy is not the default: the run's
+    /// arm as the reports show it.
+    pub fn arm_label(&self) -> String {
+        if self.edit_strategy == DEFAULT_EDIT_STRATEGY {
+            format!("{}/{}", self.provider, self.model)
+        } else {
+            format!("{}/{} [{}]", self.provider, self.model, self.edit_strategy)
+        }
+    }
+
+    /// Sets the run's edit strategy, and the paths of its folder that depend on it.
+    pub fn set_edit_strategy(&mut self, strategy: &str) {
+        self.edit_strategy = strategy.to_owned();
+        let dir = self.run_dir();
+        self.transcript_path = format!("{dir}/transcript.md");
+        self.diff_path = format!("{dir}/diff.patch");
     }
 
     /// Total tool calls.
@@ -497,8 +527,46 @@ impl RunRecord {
     }
 }
 
-/// `runs/<task>--<provider>--<model>--e<epoch>`, every character outside `[A-Za-z0-9._-]`
-/// replaced by `_` (model ids such as `org/model:tag` stay one folder).
+/// The edit strategy a run uses unless told otherwise (Pi's own matching).
+pub const DEFAULT_EDIT_STRATEGY: &str = "pi";
+
+fn default_edit_strategy() -> String {
+    DEFAULT_EDIT_STRATEGY.to_owned()
+}
+
+/// `runs/<task>--<provider>--<model>--e<epoch>` for the default edit strategy, with the
+/// strategy before the epoch for any other (`runs/t--p--m--exact--e1`), so the arms of one
+/// report never share a folder; every character outside `[A-Za-z0-9._-]` replaced by `_`
+/// (model ids such as `org/model:tag`, strategies such as `chain:a,b` stay one folder).
+pub fn run_dir_for(task: &str, provider: &str, model: &str, strategy: &str, epoch: u32) -> String {
+    if strategy == DEFAULT_EDIT_STRATEGY {
+        return run_dir(task, provider, model, epoch);
+    }
+    let base = run_dir(task, provider, model, epoch);
+    let cut = base.rfind("--e").unwrap_or(base.len());
+    format!(
+        "{}--{}{}",
+        &base[..cut],
+        clean_component(strategy),
+        &base[cut..]
+    )
+}
+
+fn clean_component(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `runs/<task>--<provider>--<model>--e<epoch>` (the folder of a run with the default edit
+/// strategy; see [`run_dir_for`]), every character outside `[A-Za-z0-9._-]` replaced by `_`
+/// (model ids such as `org/model:tag` stay one folder).
 pub fn run_dir(task: &str, provider: &str, model: &str, epoch: u32) -> String {
     let clean = |s: &str| -> String {
         s.chars()
@@ -667,7 +735,18 @@ pub fn score(
         *tool_calls.entry(record.call.name.clone()).or_insert(0u32) += 1;
     }
     let edits = EditStats::count(&run.tool_calls);
-    let dir = run_dir(&task.id, &ctx.provider, &ctx.model, ctx.epoch);
+    let edit_strategy = if ctx.edit_strategy.is_empty() {
+        default_edit_strategy()
+    } else {
+        ctx.edit_strategy.clone()
+    };
+    let dir = run_dir_for(
+        &task.id,
+        &ctx.provider,
+        &ctx.model,
+        &edit_strategy,
+        ctx.epoch,
+    );
     let replay = ctx.replay.clone().unwrap_or_default();
     let (change, changed_checks) = match (&ctx.replay, outcome) {
         (None, _) | (Some(_), Outcome::Diverged) => (None, Vec::new()),
@@ -720,6 +799,7 @@ pub fn score(
         outcome_change: change,
         changed_checks,
         unused_interactions: replay.unused_interactions,
+        edit_strategy,
     }
 }
 
@@ -786,6 +866,7 @@ pub fn skipped_record(
         outcome_change: None,
         changed_checks: Vec::new(),
         unused_interactions: 0,
+        edit_strategy: default_edit_strategy(),
     }
 }
 

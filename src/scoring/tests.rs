@@ -317,6 +317,7 @@ fn score_builds_the_whole_record() {
             retries: 3,
             attempts: 9,
             replay: None,
+            edit_strategy: String::new(),
         },
     );
     assert_eq!(rec.outcome, Outcome::Passed);

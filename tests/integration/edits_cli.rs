@@ -283,3 +283,78 @@ fn the_shipped_suites_corpus_tells_exact_from_pi_at_the_fuzzy_edit() {
         "the disagreeing calls are listed: {md}"
     );
 }
+
+/// `--edit-strategy` repeated: each strategy is an arm of its own, with its own run folders,
+/// rows in every summary, and the arms compared paired by task and epoch. Replayed with
+/// `--on-divergence continue`, the recorded actions of py-slugify fail under `exact` where they
+/// passed under `pi`: a flip between the arms, and an outcome changed against the cassette.
+#[test]
+fn each_edit_strategy_is_an_arm_compared_in_the_summary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args([
+            "run",
+            "tasks",
+            "--task",
+            "py-slugify",
+            "--task",
+            "py-median",
+            "--edit-strategy",
+            "pi",
+            "--edit-strategy",
+            "exact",
+            "--on-divergence",
+            "continue",
+            "-q",
+            "--reports",
+        ])
+        .arg(&reports)
+        .current_dir(root)
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(102), "{}", text(&out.stderr));
+    let report = std::fs::read_dir(&reports)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // 2 tasks x 4 recorded models x 2 strategies, each in a folder of its own.
+    let folders: Vec<String> = std::fs::read_dir(report.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(folders.len(), 16, "{folders:?}");
+    assert!(folders.contains(&"py-slugify--anthropic--scripted-claude--exact--e1".to_owned()));
+    assert!(folders.contains(&"py-slugify--anthropic--scripted-claude--e1".to_owned()));
+
+    let mut reader = csv::Reader::from_path(report.join("summary.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (provider, strategy, runs, passed) = (
+        col("provider"),
+        col("edit_strategy"),
+        col("runs"),
+        col("passed"),
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 8, "one row per provider, model and strategy");
+    for r in &rows {
+        assert_eq!(&r[runs], "2");
+        let want = if &r[strategy] == "exact" { "1" } else { "2" };
+        assert_eq!(&r[passed], want, "{} {}", &r[provider], &r[strategy]);
+    }
+    let summary = std::fs::read_to_string(report.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("| anthropic | scripted-claude [exact] |"),
+        "{summary}"
+    );
+    assert!(summary.contains("## Arms compared"), "{summary}");
+    assert!(
+        summary.contains("py-slugify") && summary.contains("scripted-claude (exact)"),
+        "the flip between the arms is listed: {summary}"
+    );
+}
