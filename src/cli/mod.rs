@@ -108,6 +108,13 @@ pub fn main() -> ExitCode {
             ));
         }
     };
+    // Orphans of the agent's commands come back to the harness, which kills them (see
+    // `sandbox::process`); without it they would go on under init.
+    if let Err(e) = crate::sandbox::process::become_subreaper() {
+        warn(&format!(
+            "could not become a child subreaper ({e}); a command that drops its environment may outlive its run"
+        ));
+    }
     match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),

@@ -8,9 +8,16 @@
 //! its own PID namespace (bubblewrap with `--die-with-parent`): when its shell ends, or the
 //! harness dies, the kernel kills everything left in the namespace.
 //!
-//! What the tag cannot catch, outside `isolated`: a process that drops its environment
-//! (`env -i setsid …`), makes itself unreadable (non-dumpable, or another user), or is started by
-//! a service outside the tree (`systemd-run`, `at`, a container daemon).
+//! A process that drops its environment (`env -i setsid …`) carries no tag. The binary makes
+//! itself a child subreaper ([`become_subreaper`]), so such an orphan is re-parented to the
+//! harness instead of init, and [`kill_orphans`] (run after every kill pass) kills every child
+//! of the harness that is not one of its own commands: an untagged process whose program is not
+//! the harness itself (a command between `fork` and `exec` still is).
+//!
+//! What is still out of reach, outside `isolated`: a process that makes itself unreadable
+//! (non-dumpable, or another user) after dropping its environment, or is started by a service
+//! outside the tree (`systemd-run`, `at`, a container daemon); and, when the harness itself is
+//! killed with SIGKILL, anything its commands left (then re-parented to init).
 //!
 //! Depends on nothing else in the crate.
 
@@ -218,7 +225,8 @@ impl Drop for Spawned {
 }
 
 /// Kills group `pgid`, then every process whose environment has `TAG_VAR=tag` (or, when not
-/// `exact`, a tag starting with `tag`), until none is found.
+/// `exact`, a tag starting with `tag`), until none is found; then the orphans that escaped their
+/// tag ([`kill_orphans`]).
 pub(crate) fn kill_tagged(pgid: Option<i32>, tag: &str, exact: bool) {
     if let Some(pid) = pgid {
         let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
@@ -227,13 +235,84 @@ pub(crate) fn kill_tagged(pgid: Option<i32>, tag: &str, exact: bool) {
     for _ in 0..MAX_PASSES {
         let found = tagged_pids(entry.as_bytes(), exact);
         if found.is_empty() {
-            return;
+            break;
         }
         for pid in found {
             let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+    kill_orphans();
+}
+
+/// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`): processes its
+/// commands leave behind become its children, where [`kill_orphans`] finds them, instead of
+/// init's. Call once, early, in the binary; a failure only means fewer orphans are caught.
+pub fn become_subreaper() -> io::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
+}
+
+/// Kills every child of this process that is not one of its commands: alive (not a zombie),
+/// without a [`TAG_VAR`] in its environment, and running another program than this one (a
+/// command forked but not yet exec'd is still this program, with this environment). With
+/// [`become_subreaper`], that is every orphan whose command dropped its tag (`env -i setsid`);
+/// without it, there are none. Returns how many were killed.
+pub fn kill_orphans() -> usize {
+    let me = std::process::id() as i32;
+    let my_exe = std::fs::read_link("/proc/self/exe").ok();
+    let mut killed = 0;
+    for _ in 0..MAX_PASSES {
+        let found: Vec<i32> = children_of(me)
+            .into_iter()
+            .filter(|&pid| {
+                let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+                if exe.is_some() && exe == my_exe {
+                    return false;
+                }
+                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                !environ
+                    .split(|b| *b == 0)
+                    .any(|var| var.starts_with(TAG_VAR.as_bytes()))
+            })
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        for pid in found {
+            if kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
+                killed += 1;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    killed
+}
+
+/// The live (not zombie) children of `parent`, from `/proc/*/stat`.
+fn children_of(parent: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses: split after the last `)`.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().unwrap_or("");
+        let ppid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        if ppid == parent && state != "Z" && state != "X" {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 /// The live processes (never this one) whose environment has `entry` (exactly, or as a prefix).

@@ -610,14 +610,15 @@ async fn background_setsid_and_nohup_children_die_with_the_call_isolated() {
 
 #[test]
 fn a_whole_run_leaves_no_process_behind() {
-    // A scripted run whose bash call and check both leave sleepers behind, in every tier.
+    // A scripted run whose bash call and check both leave sleepers behind, in every tier: in
+    // the background, under `setsid` and `nohup`, and under `env -i`, which drops the tag.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     for tier in [Tier::None, Tier::Workspace, Tier::Isolated] {
         let call_mark = unique_sleep();
         let check_mark = unique_sleep();
         let script = testkit::parse_script(
             &format!(
-                "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'setsid sleep {call_mark} & nohup sleep {call_mark} >/dev/null 2>&1 & echo ok'}}\n  - text: done\n"
+                "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'setsid sleep {call_mark} & nohup sleep {call_mark} >/dev/null 2>&1 & env -i setsid sleep {call_mark} >/dev/null 2>&1 & (env -i sh -c \\\"sleep {call_mark} &\\\" &) ; echo ok'}}\n  - text: done\n"
             ),
             "sleepers.yaml",
         )
