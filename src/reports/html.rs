@@ -328,18 +328,29 @@ fn diff_view(diff: &str) -> Markup {
     }
 }
 
-/// Divergence details: the detail text of a diverged run (the request, the part that differs
-/// and a unified diff). Runs that record more about a divergence (its kind, turn and count) show
-/// those too once the record has them.
+/// Divergence details of a replay that no longer matched its cassette: how many differences, the
+/// first one's kind and turn, every difference in conversation terms, whether the outcome held
+/// against the recording, a link to `divergence.md` (each difference with its diff), and for a
+/// run that stopped at the divergence, its detail text (the request, the JSON path and a diff).
 fn divergence(r: &RunRecord) -> Option<Markup> {
-    if r.outcome != Outcome::Diverged {
+    if r.outcome != Outcome::Diverged && r.divergences == 0 {
         return None;
     }
     let detail = r.detail.as_deref().unwrap_or(&r.reason);
     Some(html! {
         div.divergence {
             h3 { "Divergence" }
-            (long_text(detail, "diverge", true))
+            @if r.divergences > 0 {
+                p {
+                    (r.divergences) " difference" @if r.divergences != 1 { "s" } " from the cassette"
+                    @if let Some(kind) = &r.divergence_kind { "; the first: " code { (kind) } }
+                    @if let Some(turn) = r.divergence_turn { " at turn " (turn) }
+                    " · " a href=(format!("{}/divergence.md", r.run_dir())) { "divergence.md" }
+                }
+                @if let Some(summary) = &r.divergence_summary { p { (summary) } }
+                @if let Some(drift) = r.drift_line() { p.drift { (drift) } }
+            }
+            @if r.outcome == Outcome::Diverged { (long_text(detail, "diverge", true)) }
         }
     })
 }
@@ -401,7 +412,7 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
                 th { "arm" } th { "runs" } th { "pass rate (n)" } th { "95% CI" }
                 @if epochs { th title="standard error clustered by task" { "SE (by task)" } }
                 th { "pass@1" } th { "pass@k" } th { "pass^k" } th { "infra errors" }
-                th title="runs whose recorded outcome differs from today's (filled by the cassette checks)" { "drift" }
+                th title="replays run to a verdict although their conversation differed from the cassette (--on-divergence continue), and how many of their outcomes changed against the recording" { "drift" }
                 th { "edit failures" } th { "tokens" } th { "cost" } th { "mean time" }
             } }
             tbody {
@@ -416,7 +427,10 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
                         td.num { (pass_at_k_label(s)) }
                         td.num { (pass_hat_k_label(s)) }
                         td.num { (s.infra_errors) }
-                        td.num {}
+                        td.num {
+                            (s.drifted)
+                            @if s.outcomes_changed > 0 { " (" (s.outcomes_changed) " changed)" }
+                        }
                         td.num { (edit_failure_label(s)) }
                         td.num { (short_count(s.total_tokens)) }
                         td.num { (dollars(s.cost, 4)) }
@@ -426,7 +440,7 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
             }
         }
         p.note {
-            "Pass rates leave out infrastructure errors and skipped runs; n is the runs that count. "
+            "Pass rates leave out infrastructure errors, skipped runs and replays that diverged or drifted from their cassettes; n is the runs that count. "
             "95% CI: Wilson score interval. pass@k (at least one of k runs passes) and pass^k (all k pass) "
             "use the unbiased estimators per task, k = epochs."
             @if epochs { " SE (by task): standard error clustered by task." }

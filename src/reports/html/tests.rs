@@ -185,3 +185,34 @@ fn an_empty_report_still_renders() {
     assert!(html.contains("0 runs of 0 tasks"));
     assert_eq!(html.matches("<svg").count(), 5);
 }
+
+#[test]
+fn a_drifted_replay_shows_its_divergences_and_counts_in_the_drift_column() {
+    let mut all = files();
+    let drifted = &mut all[0].record;
+    drifted.divergences = 2;
+    drifted.divergence_kind = Some("tool_result".into());
+    drifted.divergence_turn = Some(3);
+    drifted.divergence_summary = Some("turn 3: result of edit#1 changed".into());
+    drifted.recorded_outcome = Some("passed".into());
+    drifted.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
+    drifted.outcome = Outcome::Failed;
+    let dir = drifted.run_dir();
+    let refs: Vec<&RunFile> = all.iter().collect();
+    let page = report_html(&refs, "t");
+    assert!(page.contains("2 differences from the cassette"), "{page}");
+    assert!(
+        page.contains("<code>tool_result</code> at turn 3"),
+        "{page}"
+    );
+    assert!(page.contains("turn 3: result of edit#1 changed"), "{page}");
+    assert!(page.contains("outcome changed: passed → failed"), "{page}");
+    assert!(
+        page.contains(&format!("href=\"{dir}/divergence.md\"")),
+        "{page}"
+    );
+    assert!(
+        page.contains("1 (1 changed)"),
+        "the drift column counts it: {page}"
+    );
+}
