@@ -131,6 +131,48 @@ fn main() {
         shipped.1 as f64 / shipped.0 as f64,
         started.elapsed().as_secs_f64()
     );
+    planning(&root);
+}
+
+/// What planning a replay of the shipped suite costs: reading the provider and model of every
+/// cassette from its header alone (what the planner does now), against parsing each whole file
+/// (what it did before), best of 5.
+fn planning(root: &Path) {
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .flat_map(|t| std::fs::read_dir(t.path()).unwrap().flatten().map(|f| f.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    let best = |f: &dyn Fn()| {
+        (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let headers = best(&|| {
+        for p in &files {
+            harness::cassettes::format::read_header(p).unwrap();
+        }
+    });
+    let whole = best(&|| {
+        for p in &files {
+            let text = std::fs::read_to_string(p).unwrap();
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+            assert!(v.get("provider").is_some());
+        }
+    });
+    println!(
+        "planning the shipped suite ({} cassettes): headers only {:.2} ms, whole files {:.1} ms",
+        files.len(),
+        headers.as_secs_f64() * 1000.0,
+        whole.as_secs_f64() * 1000.0
+    );
 }
 
 /// The sizes of the cassette at `path` written in version 1 and in version 2 (checking both
