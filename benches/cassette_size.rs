@@ -142,7 +142,12 @@ fn planning(root: &Path) {
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_dir())
-        .flat_map(|t| std::fs::read_dir(t.path()).unwrap().flatten().map(|f| f.path()))
+        .flat_map(|t| {
+            std::fs::read_dir(t.path())
+                .unwrap()
+                .flatten()
+                .map(|f| f.path())
+        })
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     let best = |f: &dyn Fn()| {

@@ -299,15 +299,17 @@ pub fn text_diff(recorded: &str, now: &str, what: &str) -> String {
 }
 
 fn cap_lines(text: String) -> String {
+    cap_lines_at(text, DIFF_MAX_LINES)
+}
+
+/// `text` cut to its first `max` lines, with a line saying how many more there were.
+pub fn cap_lines_at(text: String, max: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    if lines.len() <= DIFF_MAX_LINES {
+    if lines.len() <= max {
         return text;
     }
-    let mut out = lines[..DIFF_MAX_LINES].join("\n");
-    out.push_str(&format!(
-        "\n... ({} more diff lines)\n",
-        lines.len() - DIFF_MAX_LINES
-    ));
+    let mut out = lines[..max].join("\n");
+    out.push_str(&format!("\n... ({} more diff lines)\n", lines.len() - max));
     out
 }
 

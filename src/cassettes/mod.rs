@@ -157,6 +157,22 @@ pub fn cassette_path(root: &Path, task: &str, provider: &str, model: &str) -> Pa
     ))
 }
 
+/// Every cassette file under `root` (`<root>/<task>/*.yaml`), sorted.
+pub fn cassette_files(root: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flatten()
+        .flatten()
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The command that records a task's cassette (with the default folders).
 pub fn record_hint(task: &str, provider: &str, model: &str) -> String {
     record_hint_in(

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::compare::cap_lines_at;
 use super::divergence::{DivergenceTracker, summary_line};
 use super::format::{Cassette, RecordedRequest};
 
@@ -130,16 +131,7 @@ pub fn text_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String
         .context_radius(3)
         .header(old_name, new_name)
         .to_string();
-    let lines: Vec<&str> = diff.lines().collect();
-    if lines.len() <= REVIEW_DIFF_LINES {
-        return diff;
-    }
-    let mut out = lines[..REVIEW_DIFF_LINES].join("\n");
-    out.push_str(&format!(
-        "\n... ({} more diff lines)\n",
-        lines.len() - REVIEW_DIFF_LINES
-    ));
-    out
+    cap_lines_at(diff, REVIEW_DIFF_LINES)
 }
 
 /// Accepts a pending file: it replaces its target (an atomic rename).

@@ -121,7 +121,7 @@ fn check(args: CheckArgs) -> ExitCode {
     for f in &findings {
         super::print_data(&f.to_string());
     }
-    let files = count_cassettes(&args.cassettes);
+    let files = crate::cassettes::cassette_files(&args.cassettes).len();
     stderr!(
         "{} cassette{} in {} against {} task{} in {}{}: {}",
         files,
@@ -151,18 +151,6 @@ fn check(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn count_cassettes(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| std::fs::read_dir(e.path()).ok())
-        .flatten()
-        .flatten()
-        .filter(|f| f.path().extension().is_some_and(|x| x == "yaml"))
-        .count()
-}
-
 /// The newest report folder under `reports` (folder names are timestamps).
 fn newest_report(reports: &Path) -> Option<PathBuf> {
     std::fs::read_dir(reports)
@@ -177,18 +165,7 @@ fn upgrade(args: UpgradeArgs) -> ExitCode {
     let mut upgraded = 0;
     let mut current = 0;
     let mut failed = 0;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&args.cassettes)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| std::fs::read_dir(e.path()).ok())
-        .flatten()
-        .flatten()
-        .map(|f| f.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    files.sort();
-    for path in files {
+    for path in crate::cassettes::cassette_files(&args.cassettes) {
         let mut cassette = match Cassette::load(&path) {
             Ok(c) => c,
             Err(e) => {

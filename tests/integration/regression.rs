@@ -15,9 +15,7 @@ use harness::scoring::{Outcome, OutcomeChange, RunRecord};
 use harness::tasks;
 use harness::testkit;
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use super::run::{harness, repo_root};
 
 fn cp(from: &Path, to: &Path) {
     let status = Command::new("cp")
@@ -38,39 +36,6 @@ fn shipped_copy() -> tempfile::TempDir {
         &dir.path().join("cassettes"),
     );
     dir
-}
-
-/// Runs the binary in `cwd`; returns (exit code, stdout, stderr).
-fn harness(cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("CI")
-        .env_remove("HARNESS_CASSETTE_MODE")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// Every cassette file under `dir`.
-fn cassette_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for task in std::fs::read_dir(dir).unwrap().flatten() {
-        if let Ok(files) = std::fs::read_dir(task.path()) {
-            out.extend(
-                files
-                    .flatten()
-                    .map(|f| f.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "yaml")),
-            );
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The newest report folder under `root/reports`.
@@ -110,7 +75,7 @@ fn an_edit_text_change_drifts_with_every_outcome_held() {
     let project = shipped_copy();
     let root = project.path();
     let mut with_edits = 0;
-    for file in cassette_files(&root.join("cassettes")) {
+    for file in cassettes::cassette_files(&root.join("cassettes")) {
         let text = std::fs::read_to_string(&file).unwrap();
         if text.contains("Successfully replaced") {
             with_edits += 1;

@@ -15,7 +15,7 @@ use harness::scoring::{Outcome, RunRecord};
 use harness::tasks::{self, Task};
 use harness::testkit;
 
-fn repo_root() -> PathBuf {
+pub(super) fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -195,8 +195,9 @@ async fn a_missing_cassette_is_an_error_that_says_how_to_record_it() {
     assert!(text.contains("claude-never-recorded"), "{text}");
 }
 
-/// Runs the binary with `args` in `cwd`; returns (exit code, stdout, stderr).
-fn harness(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+/// Runs the binary with `args` in `cwd` (no `CI`, no cassette-mode variable); returns (exit
+/// code, stdout, stderr).
+pub(super) fn harness(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_harness"))
         .args(args)
         .current_dir(cwd)
