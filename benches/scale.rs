@@ -25,7 +25,9 @@
 //! turns. Exits 1 if a target is missed (peak RSS 200 MiB, 1 ms of harness CPU per turn).
 //!
 //! Run with `cargo bench --bench scale` (`-- --runs 10000 --jobs 256 --turns 4`, the defaults;
-//! `--runs 1000,10000` runs several sizes in turn; `--sandbox workspace` passes that tier).
+//! `--runs 1000,10000` runs several sizes in turn; `--sandbox workspace` passes that tier;
+//! `--tmpdir DIR` is the child's TMPDIR, where its workspaces go; `--dir DIR` holds the suite and
+//! the report folders, by default cargo's target/tmp; `--harness PATH` measures another binary).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -54,7 +56,11 @@ fn main() {
     let place =
         arg("--dir").map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
     let tick = clock_ticks_per_second();
-    let harness = PathBuf::from(env!("CARGO_BIN_EXE_harness"));
+    // `--harness PATH` measures another build (an older one, to compare).
+    let harness = arg("--harness").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_harness")),
+        PathBuf::from,
+    );
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime.block_on(testkit::start_load(LoadConfig {
         turns_per_run: turns,
