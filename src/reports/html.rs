@@ -14,6 +14,13 @@
 //! (plain CSS `:target`, so links from elsewhere open it too, and the page works with scripts
 //! off; the script adds sorting and filtering).
 //!
+//! A large report (past [`InlineLimit`]: 500 runs, or 32 MiB of run files) does not hold the
+//! panels: each run gets its own page, `runs/<run>/run.html`, the same panel with links to the
+//! files beside it and back to its row, and the runs table links there (the row keeps the run's
+//! anchor, so `report.html#run-<run>` still finds the run). Why: ten thousand transcripts make a
+//! page no browser opens comfortably, and a page is written a part at a time
+//! ([`write_report_html`]) so that its writer never holds more than one run file.
+//!
 //! Why these tools: the markup is written with `maud`, whose `html!` macro is checked at compile
 //! time, escapes every interpolated value unless told otherwise, and renders straight into one
 //! `String` (fast: no template files or runtime parsing). Escaping is the point: tool output is
@@ -26,7 +33,10 @@
 
 mod plots;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::path::Path;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
@@ -38,7 +48,7 @@ use super::compare::{self, Arm, ArmRun, Comparison, Side};
 use super::markdown::{checks_cell, edits_cell, outcome_label};
 use super::terminal::{short_count, short_duration};
 use super::{
-    CostTotal, ModelSummary, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
+    CostTotal, ModelSummary, ReportError, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
     pass_hat_k_label, pass_rate_label, percent, percent_interval,
 };
 
@@ -47,6 +57,10 @@ pub const REPORT_HTML: &str = "report.html";
 
 /// The file name of the comparison view in a compare folder.
 pub const COMPARE_HTML: &str = "compare.html";
+
+/// The file name of a run's own page in its run folder (`runs/<run>/run.html`), written when
+/// `report.html` links to each run's page instead of holding every panel ([`Panels::Linked`]).
+pub const RUN_HTML: &str = "run.html";
 
 const CSS: &str = include_str!("html/report.css");
 const SCRIPT: &str = include_str!("html/report.js");
@@ -66,41 +80,107 @@ pub fn run_anchor(r: &RunRecord) -> String {
     format!("run-{}", r.run_dir().trim_start_matches("runs/"))
 }
 
+/// When `report.html` holds every run's panel, and when it links each run's own page instead.
+///
+/// A panel holds the run's transcript, checks and diff: a page of thousands of them is slow to
+/// open (most browsers struggle past a few tens of MiB of markup) and would be memory the writer
+/// holds, so a large report keeps its summary, plots and runs table in `report.html` and gives
+/// every run its own `runs/<run>/run.html`. Small reports stay one file, fit for a CI artifact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InlineLimit {
+    /// The most runs whose panels are inline.
+    pub runs: usize,
+    /// The most bytes of run files (`run.json`, which holds what the panels show) together.
+    pub bytes: u64,
+}
+
+impl Default for InlineLimit {
+    fn default() -> Self {
+        InlineLimit {
+            runs: 500,
+            bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+/// What the page shows of a run outside its panel: the record, and the edit strategy its run
+/// file names (the arm's third part). Everything but the panels is written from these, so the
+/// page never needs more than one run file in memory.
+#[derive(Debug, Clone, Copy)]
+pub struct RunRow<'a> {
+    pub record: &'a RunRecord,
+    pub strategy: Option<&'a str>,
+}
+
+impl<'a> RunRow<'a> {
+    pub fn of(file: &'a RunFile) -> Self {
+        RunRow {
+            record: &file.record,
+            strategy: file.edit_strategy.as_deref(),
+        }
+    }
+
+    /// The run's arm, as [`Arm::of`] gives it for the run file.
+    pub fn arm(&self) -> Arm {
+        Arm {
+            strategy: self.strategy.map(str::to_owned),
+            ..Arm::of_record(self.record)
+        }
+    }
+}
+
+/// How `report.html` shows each run's transcript, checks and diff.
+pub enum Panels<'a> {
+    /// In the page, one panel per run opened by its anchor; `load(i)` gives the run file of row
+    /// `i`, one at a time, as the panels are written.
+    Inline(&'a mut dyn FnMut(usize) -> Result<Cow<'a, RunFile>, ReportError>),
+    /// On each run's own page, `runs/<run>/run.html` ([`run_page`]), which the runs table links.
+    Linked,
+}
+
 /// The summary of every arm, in arm order.
-pub fn summarise_arms(files: &[&RunFile]) -> Vec<(Arm, ModelSummary)> {
+pub fn summarise_arms(rows: &[RunRow<'_>]) -> Vec<(Arm, ModelSummary)> {
     let mut by: BTreeMap<Arm, ModelSummary> = BTreeMap::new();
-    for f in files {
-        let arm = Arm::of(f);
-        by.entry(arm)
+    for row in rows {
+        by.entry(row.arm())
             .or_insert_with(|| ModelSummary {
-                provider: f.record.provider.clone(),
-                model: f.record.model.clone(),
+                provider: row.record.provider.clone(),
+                model: row.record.model.clone(),
                 ..ModelSummary::default()
             })
-            .add(&f.record);
+            .add(row.record);
     }
     by.into_iter().collect()
 }
 
+/// Everything of a page before its body's content: doctype, head (title, the CSS), `<body>`.
+fn page_start(title: &str) -> String {
+    let head = html! {
+        meta charset="utf-8";
+        meta name="viewport" content="width=device-width, initial-scale=1";
+        // No favicon request, not even from disk.
+        link rel="icon" href="data:,";
+        title { (title) }
+        style { (PreEscaped(CSS)) }
+    };
+    format!(
+        "{}<html lang=\"en\"><head>{}</head><body>",
+        DOCTYPE.into_string(),
+        head.into_string()
+    )
+}
+
+/// Everything of a page after its body's content: the script, the closing tags.
+fn page_end() -> String {
+    let script = html! { script { (PreEscaped(SCRIPT)) } };
+    format!("{}</body></html>", script.into_string())
+}
+
 fn page(title: &str, body: Markup) -> String {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                // No favicon request, not even from disk.
-                link rel="icon" href="data:,";
-                title { (title) }
-                style { (PreEscaped(CSS)) }
-            }
-            body {
-                (body)
-                script { (PreEscaped(SCRIPT)) }
-            }
-        }
-    }
-    .into_string()
+    let mut out = page_start(title);
+    out.push_str(&body.into_string());
+    out.push_str(&page_end());
+    out
 }
 
 /// The outcome as a coloured badge.
@@ -355,12 +435,32 @@ fn divergence(r: &RunRecord) -> Option<Markup> {
     })
 }
 
-fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool) -> Markup {
+/// Where a run's panel is: in `report.html` (links relative to the report folder), or on the
+/// run's own page in its run folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Report,
+    OwnPage,
+}
+
+fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool, place: Place) -> Markup {
     let r = &file.record;
+    let (close, folder) = match place {
+        Place::Report => ("#runs".to_owned(), format!("{}/", r.run_dir())),
+        Place::OwnPage => (
+            format!("../../{REPORT_HTML}#{}", run_anchor(r)),
+            String::new(),
+        ),
+    };
+    // The run's files, relative to the page the panel is on.
+    let own = |path: &str| match place {
+        Place::Report => path.to_owned(),
+        Place::OwnPage => path.rsplit('/').next().unwrap_or(path).to_owned(),
+    };
     html! {
-        section.run id=(run_anchor(r)) aria-label=(format!("run {} {}", r.task_id, arm.label(true))) {
+        section.run.page[place == Place::OwnPage] id=(run_anchor(r)) aria-label=(format!("run {} {}", r.task_id, arm.label(true))) {
             header {
-                a.close href="#runs" title="close" { "×" }
+                a.close href=(close) title=(if place == Place::Report { "close" } else { "back to the report" }) { "×" }
                 h2 { (r.task_id) " " span.muted { "— " (arm.label(with_strategy)) ", epoch " (r.epoch) } }
                 p { (badge(r)) " " (r.reason) }
                 p.facts {
@@ -371,9 +471,10 @@ fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool) -> Markup {
                     @if let Some(s) = &file.edit_strategy { " · edit strategy " (s) }
                 }
                 p.links {
-                    a href=(r.transcript_path) { "transcript.md" } " · "
-                    a href=(format!("{}/run.json", r.run_dir())) { "run.json" } " · "
-                    a href=(r.diff_path) { "diff.patch" }
+                    a href=(own(&r.transcript_path)) { "transcript.md" } " · "
+                    a href=(format!("{folder}run.json")) { "run.json" } " · "
+                    a href=(own(&r.diff_path)) { "diff.patch" }
+                    @if place == Place::OwnPage { " · " a href=(close) { "report.html" } }
                 }
             }
             @if let Some(d) = divergence(r) { (d) }
@@ -448,7 +549,7 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
     }
 }
 
-fn plots_section(arms: &[(Arm, ModelSummary)], files: &[&RunFile], with_strategy: bool) -> Markup {
+fn plots_section(arms: &[(Arm, ModelSummary)], rows: &[RunRow<'_>], with_strategy: bool) -> Markup {
     let label = |a: &Arm| a.label(with_strategy);
     let pass_rows: Vec<plots::IntervalRow> = arms
         .iter()
@@ -494,18 +595,15 @@ fn plots_section(arms: &[(Arm, ModelSummary)], files: &[&RunFile], with_strategy
         .collect();
     let mut turns: BTreeMap<Arm, Vec<f64>> = BTreeMap::new();
     let mut tokens: BTreeMap<Arm, Vec<f64>> = BTreeMap::new();
-    for f in files
-        .iter()
-        .filter(|f| f.record.outcome != Outcome::Skipped)
-    {
+    for row in rows.iter().filter(|r| r.record.outcome != Outcome::Skipped) {
         turns
-            .entry(Arm::of(f))
+            .entry(row.arm())
             .or_default()
-            .push(f64::from(f.record.turns));
+            .push(f64::from(row.record.turns));
         tokens
-            .entry(Arm::of(f))
+            .entry(row.arm())
             .or_default()
-            .push(f.record.tokens.total as f64);
+            .push(row.record.tokens.total as f64);
     }
     let strips = |by: BTreeMap<Arm, Vec<f64>>| -> Vec<plots::Strip> {
         by.into_iter()
@@ -546,52 +644,70 @@ fn plots_section(arms: &[(Arm, ModelSummary)], files: &[&RunFile], with_strategy
     }
 }
 
-fn runs_table(files: &[&RunFile], with_strategy: bool) -> Markup {
-    let arms: BTreeSet<String> = files
+/// The runs table, one row at a time into `out`: with [`Panels::Linked`] a row links to the run's
+/// own page and carries the run's anchor (so `report.html#run-…` still lands on the run).
+fn write_runs_table(
+    out: &mut dyn Write,
+    rows: &[RunRow<'_>],
+    with_strategy: bool,
+    linked: bool,
+) -> std::io::Result<()> {
+    let arms: BTreeSet<String> = rows.iter().map(|r| r.arm().label(with_strategy)).collect();
+    let outcomes: BTreeSet<&str> = rows.iter().map(|r| r.record.outcome.name()).collect();
+    let tags: BTreeSet<&str> = rows
         .iter()
-        .map(|f| Arm::of(f).label(with_strategy))
+        .flat_map(|r| r.record.tags.iter().map(String::as_str))
         .collect();
-    let outcomes: BTreeSet<&str> = files.iter().map(|f| f.record.outcome.name()).collect();
-    let tags: BTreeSet<&str> = files
-        .iter()
-        .flat_map(|f| f.record.tags.iter().map(String::as_str))
-        .collect();
-    html! {
+    let head = html! {
         div.filters {
             label { "task " input id="f-task" type="search" placeholder="filter by task"; }
             label { "arm " select id="f-arm" { option value="" { "all" } @for a in &arms { option value=(a) { (a) } } } }
             label { "outcome " select id="f-outcome" { option value="" { "all" } @for o in &outcomes { option value=(o) { (o) } } } }
             label { "tag " select id="f-tag" { option value="" { "all" } @for t in &tags { option value=(t) { (t) } } } }
-            span.muted { span id="shown" { (files.len()) } " of " (files.len()) " runs shown" }
+            span.muted { span id="shown" { (rows.len()) } " of " (rows.len()) " runs shown" }
         }
-        table.runs id="runs" {
-            thead { tr {
-                th { "task" } th { "arm" } th.num { "epoch" } th { "outcome" } th.num { "checks" }
-                th.num { "turns" } th.num { "edits ok/failed" } th.num { "tokens" } th.num { "cost" }
-                th.num { "time" } th { "tags" }
-            } }
-            tbody {
-                @for f in files {
-                    @let r = &f.record;
-                    @let arm = Arm::of(f).label(with_strategy);
-                    tr data-task=(r.task_id) data-arm=(arm) data-outcome=(r.outcome.name())
-                        data-tags=(format!(" {} ", r.tags.join(" "))) data-run=(run_anchor(r)) {
-                        td { a href=(format!("#{}", run_anchor(r))) { (r.task_id) } }
-                        td { (arm) }
-                        td.num data-v=(r.epoch) { (r.epoch) }
-                        td data-v=(r.outcome.name()) { (badge(r)) }
-                        td.num data-v=(r.checks_passed) { (checks_cell(r)) }
-                        td.num data-v=(r.turns) { (r.turns) }
-                        td.num data-v=(r.edits.calls_failed) { (edits_cell(r)) }
-                        td.num data-v=(r.tokens.total) { (short_count(r.tokens.total)) }
-                        td.num data-v=(r.cost.unwrap_or(-1.0)) { (dollars(r.cost, 4)) }
-                        td.num data-v=(format!("{:.3}", r.wall_time.as_secs_f64())) { (short_duration(r.wall_time)) }
-                        td { (r.tags.join(", ")) }
-                    }
-                }
+    };
+    out.write_all(head.into_string().as_bytes())?;
+    let columns = html! {
+        thead { tr {
+            th { "task" } th { "arm" } th.num { "epoch" } th { "outcome" } th.num { "checks" }
+            th.num { "turns" } th.num { "edits ok/failed" } th.num { "tokens" } th.num { "cost" }
+            th.num { "time" } th { "tags" }
+        } }
+    };
+    write!(
+        out,
+        "<table class=\"runs\" id=\"runs\">{}<tbody>",
+        columns.into_string()
+    )?;
+    for row in rows {
+        let r = row.record;
+        let arm = row.arm().label(with_strategy);
+        let anchor = run_anchor(r);
+        let target = if linked {
+            format!("{}/{RUN_HTML}", r.run_dir())
+        } else {
+            format!("#{anchor}")
+        };
+        let line = html! {
+            tr id=[linked.then_some(&anchor)] data-task=(r.task_id) data-arm=(arm) data-outcome=(r.outcome.name())
+                data-tags=(format!(" {} ", r.tags.join(" "))) data-run=(anchor) {
+                td { a href=(target) { (r.task_id) } }
+                td { (arm) }
+                td.num data-v=(r.epoch) { (r.epoch) }
+                td data-v=(r.outcome.name()) { (badge(r)) }
+                td.num data-v=(r.checks_passed) { (checks_cell(r)) }
+                td.num data-v=(r.turns) { (r.turns) }
+                td.num data-v=(r.edits.calls_failed) { (edits_cell(r)) }
+                td.num data-v=(r.tokens.total) { (short_count(r.tokens.total)) }
+                td.num data-v=(r.cost.unwrap_or(-1.0)) { (dollars(r.cost, 4)) }
+                td.num data-v=(format!("{:.3}", r.wall_time.as_secs_f64())) { (short_duration(r.wall_time)) }
+                td { (r.tags.join(", ")) }
             }
-        }
+        };
+        out.write_all(line.into_string().as_bytes())?;
     }
+    out.write_all(b"</tbody></table>")
 }
 
 /// The statistics table of a comparison; flips link to `link(record, side)`.
@@ -673,21 +789,51 @@ fn comparison_view(
     }
 }
 
-/// `report.html` for the run files of one report folder, in report order; `name` is the folder's
-/// name (its timestamp).
+/// `report.html` for the run files of one report folder, in report order, every panel in the
+/// page; `name` is the folder's name (its timestamp).
 pub fn report_html(files: &[&RunFile], name: &str) -> String {
-    let arms = summarise_arms(files);
+    let rows: Vec<RunRow<'_>> = files.iter().map(|f| RunRow::of(f)).collect();
+    let mut load =
+        |i: usize| -> Result<Cow<'_, RunFile>, ReportError> { Ok(Cow::Borrowed(files[i])) };
+    let mut out = Vec::new();
+    write_report_html(
+        &mut out,
+        Path::new(REPORT_HTML),
+        &rows,
+        name,
+        Panels::Inline(&mut load),
+    )
+    .expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("the page is UTF-8")
+}
+
+/// Writes `report.html` for `rows` (in report order) into `out`, a part at a time: the summary,
+/// plots, comparison and runs table from the rows alone, then, with [`Panels::Inline`], each run's
+/// panel from its run file, loaded and dropped one after the other. `path` names `out` in errors.
+pub fn write_report_html(
+    out: &mut dyn Write,
+    path: &Path,
+    rows: &[RunRow<'_>],
+    name: &str,
+    panels: Panels<'_>,
+) -> Result<(), ReportError> {
+    let io = |source| ReportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let arms = summarise_arms(rows);
     let with_strategy = compare::strategies_differ(arms.iter().map(|(a, _)| a));
-    let tasks: BTreeSet<&str> = files.iter().map(|f| f.record.task_id.as_str()).collect();
-    let count = |o: Outcome| files.iter().filter(|f| f.record.outcome == o).count();
+    let tasks: BTreeSet<&str> = rows.iter().map(|r| r.record.task_id.as_str()).collect();
+    let count = |o: Outcome| rows.iter().filter(|r| r.record.outcome == o).count();
     let summaries: Vec<ModelSummary> = arms.iter().map(|(_, s)| s.clone()).collect();
-    let arm_runs: Vec<ArmRun<'_>> = files.iter().map(|f| (Arm::of(f), &f.record)).collect();
+    let arm_runs: Vec<ArmRun<'_>> = rows.iter().map(|r| (r.arm(), r.record)).collect();
     let cmp = (arms.len() > 1).then(|| compare::compare_within(&arm_runs));
-    let body = html! {
+    let linked = matches!(panels, Panels::Linked);
+    let top = html! {
         header.top {
             h1 { "Harness report " span.muted { (name) } }
             p {
-                (files.len()) " runs of " (tasks.len()) " tasks, " (arms.len()) " arm(s): "
+                (rows.len()) " runs of " (tasks.len()) " tasks, " (arms.len()) " arm(s): "
                 (count(Outcome::Passed)) " passed, " (count(Outcome::Failed)) " failed, "
                 (count(Outcome::Diverged)) " diverged, " (count(Outcome::Error)) " errored, "
                 (count(Outcome::LimitReached)) " limit reached, " (count(Outcome::Skipped)) " skipped. "
@@ -695,20 +841,62 @@ pub fn report_html(files: &[&RunFile], name: &str) -> String {
             }
             nav { a href="#summary" { "summary" } a href="#plots" { "plots" } @if cmp.is_some() { a href="#arms" { "arms compared" } } a href="#runs" { "runs" } }
         }
-        main {
-            section id="summary" { h2 { "Summary" } div.scroll { (summary_table(&arms, with_strategy)) } }
-            section id="plots" { h2 { "Plots" } (plots_section(&arms, files, with_strategy)) }
-            @if let Some(cmp) = &cmp {
-                section id="arms" {
-                    h2 { "Arms compared" }
-                    (comparison_view(cmp, true, &|r, _| format!("#{}", run_anchor(r))))
-                }
-            }
-            section id="runs-section" { h2 { "Runs" } div.scroll { (runs_table(files, with_strategy)) } }
-        }
-        @for f in files { (run_panel(f, &Arm::of(f), with_strategy)) }
     };
-    page(&format!("Harness report {name}"), body)
+    let sections = html! {
+        section id="summary" { h2 { "Summary" } div.scroll { (summary_table(&arms, with_strategy)) } }
+        section id="plots" { h2 { "Plots" } (plots_section(&arms, rows, with_strategy)) }
+        @if let Some(cmp) = &cmp {
+            section id="arms" {
+                h2 { "Arms compared" }
+                (comparison_view(cmp, true, &|r, _| format!("#{}", run_anchor(r))))
+            }
+        }
+    };
+    let runs_note = html! {
+        @if linked {
+            p.note {
+                "Each run's transcript, checks and diff are on its own page ("
+                code { "runs/<run>/" (RUN_HTML) } "), linked from the table: the "
+                (rows.len()) " runs are more than one page should hold."
+            }
+        }
+    };
+    let write = || -> std::io::Result<()> {
+        out.write_all(page_start(&format!("Harness report {name}")).as_bytes())?;
+        out.write_all(top.into_string().as_bytes())?;
+        out.write_all(b"<main>")?;
+        out.write_all(sections.into_string().as_bytes())?;
+        out.write_all(b"<section id=\"runs-section\"><h2>Runs</h2>")?;
+        out.write_all(runs_note.into_string().as_bytes())?;
+        out.write_all(b"<div class=\"scroll\">")?;
+        write_runs_table(out, rows, with_strategy, linked)?;
+        out.write_all(b"</div></section></main>")
+    };
+    write().map_err(io)?;
+    if let Panels::Inline(load) = panels {
+        for (i, row) in rows.iter().enumerate() {
+            let file = load(i)?;
+            let panel = run_panel(&file, &row.arm(), with_strategy, Place::Report);
+            out.write_all(panel.into_string().as_bytes()).map_err(io)?;
+        }
+    }
+    out.write_all(page_end().as_bytes()).map_err(io)
+}
+
+/// A run's own page (`runs/<run>/run.html`): its panel alone, with links to its files beside it
+/// and back to the report's runs table.
+pub fn run_page(file: &RunFile, name: &str) -> String {
+    let r = &file.record;
+    let arm = Arm::of(file);
+    page(
+        &format!(
+            "{} {} e{} — harness report {name}",
+            r.task_id,
+            arm.label(true),
+            r.epoch
+        ),
+        run_panel(file, &arm, true, Place::OwnPage),
+    )
 }
 
 /// `compare.html`: the comparison of two report folders (or of the arms of one). Flips link to

@@ -19,7 +19,11 @@
 //!     transcript.json           the messages and tool-call records as JSON
 //!     trajectory.json           the run as an ATIF v1.4 trajectory (Harbor's format)
 //!     diff.patch                unified diff of what the agent changed in its workspace
+//!     run.html                  the run's own page, when report.html is too large to hold it
 //! ```
+//!
+//! Writing the report folder holds the records and one run file at a time, never every run's
+//! transcript: `report.html` is streamed to its file a part at a time.
 //!
 //! Every run has a folder with its `run.json` (a run that never started gets one holding its
 //! record alone), so [`rewrite_report`] can write the whole folder again from the run folders,
@@ -38,6 +42,7 @@ pub mod terminal;
 pub mod trajectory;
 pub mod transcript;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -125,6 +130,8 @@ pub struct ReportOptions {
     pub junit: bool,
     /// Append `summary.md` to this file (the CLI passes `$GITHUB_STEP_SUMMARY`).
     pub step_summary: Option<PathBuf>,
+    /// Past these, `report.html` links each run's own page instead of holding every panel.
+    pub inline: html::InlineLimit,
 }
 
 impl Default for ReportOptions {
@@ -133,6 +140,7 @@ impl Default for ReportOptions {
             html: true,
             junit: true,
             step_summary: None,
+            inline: html::InlineLimit::default(),
         }
     }
 }
@@ -185,19 +193,64 @@ pub fn write_report_with(
     let summary_md = dir.join("summary.md");
     let markdown = markdown::summary_md(&sorted);
     write_file(&summary_md, markdown.clone())?;
-    let files = complete_run_files(dir, &sorted)?;
-    let files: Vec<&RunFile> = files.iter().collect();
+    // Every run file, one at a time: completed or refreshed, its record as stored and its edit
+    // strategy kept, the rest (messages, tool calls, diff) dropped at once. A large report links
+    // each run's own page instead of holding every panel, and those pages are written here.
+    let name = folder_name(dir);
+    let linked_by_count = options.html && sorted.len() > options.inline.runs;
+    let mut stored: Vec<RunRecord> = Vec::with_capacity(sorted.len());
+    let mut strategies: Vec<Option<String>> = Vec::with_capacity(sorted.len());
+    let mut run_file_bytes = 0u64;
+    for record in &sorted {
+        let (file, bytes) = complete_run_file(dir, record)?;
+        run_file_bytes += bytes;
+        if linked_by_count {
+            write_run_page(dir, &file, &name)?;
+        }
+        strategies.push(file.edit_strategy);
+        stored.push(file.record);
+    }
+    let rows: Vec<html::RunRow<'_>> = stored
+        .iter()
+        .zip(&strategies)
+        .map(|(record, strategy)| html::RunRow {
+            record,
+            strategy: strategy.as_deref(),
+        })
+        .collect();
     let report_html = if options.html {
+        let linked = linked_by_count || run_file_bytes > options.inline.bytes;
+        if linked && !linked_by_count {
+            for row in &rows {
+                let file = read_run_file(&dir.join(row.record.run_dir()).join(RUN_FILE_NAME))?;
+                write_run_page(dir, &file, &name)?;
+            }
+        }
         let path = dir.join(html::REPORT_HTML);
-        write_file(&path, html::report_html(&files, &folder_name(dir)))?;
+        let io = |source| ReportError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut out = io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
+        let mut load = |i: usize| -> Result<Cow<'_, RunFile>, ReportError> {
+            let run = dir.join(rows[i].record.run_dir()).join(RUN_FILE_NAME);
+            read_run_file(&run).map(Cow::Owned)
+        };
+        let panels = if linked {
+            html::Panels::Linked
+        } else {
+            html::Panels::Inline(&mut load)
+        };
+        html::write_report_html(&mut out, &path, &rows, &name, panels)?;
+        io::Write::flush(&mut out).map_err(io)?;
         Some(path)
     } else {
         None
     };
     let junit_xml = if options.junit {
         let path = dir.join(junit::JUNIT_XML);
-        let records: Vec<&RunRecord> = files.iter().map(|f| &f.record).collect();
-        write_file(&path, junit::junit_xml(&records, &folder_name(dir)))?;
+        let records: Vec<&RunRecord> = stored.iter().collect();
+        write_file(&path, junit::junit_xml(&records, &name))?;
         Some(path)
     } else {
         None
@@ -218,44 +271,42 @@ pub fn write_report_with(
 
 /// Writes the report folder `dir` again from its run folders alone (every `runs/*/run.json`).
 pub fn rewrite_report(dir: &Path, options: &ReportOptions) -> Result<ReportPaths, ReportError> {
-    let files = read_run_files(dir)?;
-    let records: Vec<RunRecord> = files.into_iter().map(|f| f.record).collect();
+    let records = read_run_records(dir)?;
     write_report_with(dir, &records, &[], options)
 }
 
-/// The run file of every record, in the records' order: read from its folder (and written again
-/// when its record is not the one passed in), or written from the record alone when the run has
-/// no folder.
-fn complete_run_files(dir: &Path, records: &[&RunRecord]) -> Result<Vec<RunFile>, ReportError> {
-    let mut files = Vec::with_capacity(records.len());
-    for record in records {
-        let path = dir.join(record.run_dir()).join(RUN_FILE_NAME);
-        // The record as its run file holds it (times to the millisecond), so that a folder
-        // written again from its run files is the same as the one written now.
-        let record = as_stored(record).map_err(|source| ReportError::Json {
-            path: path.clone(),
-            source,
-        })?;
-        let file = match read_run_file(&path) {
-            Ok(mut file) => {
-                if file.record != record {
-                    file.record = record;
-                    write_run_artifacts(dir, &file)?;
-                }
-                file
-            }
-            Err(ReportError::ReadFile { source, .. })
-                if source.kind() == io::ErrorKind::NotFound =>
-            {
-                let file = RunFile::record_only(record);
+/// The run file of `record`, and the size of its `run.json`: read from its folder (and written
+/// again when its record is not the one passed in), or written from the record alone when the run
+/// has no folder.
+fn complete_run_file(dir: &Path, record: &RunRecord) -> Result<(RunFile, u64), ReportError> {
+    let path = dir.join(record.run_dir()).join(RUN_FILE_NAME);
+    // The record as its run file holds it (times to the millisecond), so that a folder written
+    // again from its run files is the same as the one written now.
+    let record = as_stored(record).map_err(|source| ReportError::Json {
+        path: path.clone(),
+        source,
+    })?;
+    match read_run_file_sized(&path) {
+        Ok((mut file, bytes)) => {
+            if file.record != record {
+                file.record = record;
                 write_run_artifacts(dir, &file)?;
-                file
             }
-            Err(e) => return Err(e),
-        };
-        files.push(file);
+            Ok((file, bytes))
+        }
+        Err(ReportError::ReadFile { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            let file = RunFile::record_only(record);
+            write_run_artifacts(dir, &file)?;
+            Ok((file, 0))
+        }
+        Err(e) => Err(e),
     }
-    Ok(files)
+}
+
+/// Writes `runs/<run>/run.html`, the run's own page.
+fn write_run_page(dir: &Path, file: &RunFile, name: &str) -> Result<(), ReportError> {
+    let path = dir.join(file.record.run_dir()).join(html::RUN_HTML);
+    write_file(&path, html::run_page(file, name))
 }
 
 /// `record` after a round trip through its JSON form.
@@ -265,24 +316,53 @@ fn as_stored(record: &RunRecord) -> Result<RunRecord, serde_json::Error> {
 
 /// Reads one `run.json`.
 pub fn read_run_file(path: &Path) -> Result<RunFile, ReportError> {
+    read_run_file_sized(path).map(|(file, _)| file)
+}
+
+/// Reads one `run.json`, and says how many bytes it has.
+fn read_run_file_sized(path: &Path) -> Result<(RunFile, u64), ReportError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReportError::ReadFile {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+    let file = serde_json::from_str(&text).map_err(|source| ReportError::Parse {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    Ok((file, text.len() as u64))
 }
 
-/// Every run file of the report folder `dir` (`runs/*/run.json`), in report order.
-pub fn read_run_files(dir: &Path) -> Result<Vec<RunFile>, ReportError> {
+/// The record of every run file of the report folder `dir` (`runs/*/run.json`), in report
+/// order, without the rest of each file (messages, tool calls, diff): what a whole report is
+/// written from, in memory that grows with the records alone.
+pub fn read_run_records(dir: &Path) -> Result<Vec<RunRecord>, ReportError> {
+    /// A run file's record; serde skips the other fields.
+    #[derive(serde::Deserialize)]
+    struct RecordOnly {
+        record: RunRecord,
+    }
+    let mut records = Vec::new();
+    for path in run_file_paths(dir)? {
+        let text = std::fs::read_to_string(&path).map_err(|source| ReportError::ReadFile {
+            path: path.clone(),
+            source,
+        })?;
+        let only: RecordOnly =
+            serde_json::from_str(&text).map_err(|source| ReportError::Parse { path, source })?;
+        records.push(only.record);
+    }
+    records.sort_by(|a, b| run_order(a).cmp(&run_order(b)));
+    Ok(records)
+}
+
+/// The `run.json` of every run folder of the report folder `dir`.
+fn run_file_paths(dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let runs = dir.join("runs");
     let entries = std::fs::read_dir(&runs).map_err(|source| ReportError::ReadFile {
         path: runs.clone(),
         source,
     })?;
-    let mut files = Vec::new();
+    let mut paths = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|source| ReportError::ReadFile {
             path: runs.clone(),
@@ -290,9 +370,18 @@ pub fn read_run_files(dir: &Path) -> Result<Vec<RunFile>, ReportError> {
         })?;
         let path = entry.path().join(RUN_FILE_NAME);
         if path.is_file() {
-            files.push(read_run_file(&path)?);
+            paths.push(path);
         }
     }
+    Ok(paths)
+}
+
+/// Every run file of the report folder `dir` (`runs/*/run.json`), in report order.
+pub fn read_run_files(dir: &Path) -> Result<Vec<RunFile>, ReportError> {
+    let mut files = run_file_paths(dir)?
+        .iter()
+        .map(|path| read_run_file(path))
+        .collect::<Result<Vec<_>, _>>()?;
     files.sort_by(|a, b| run_order(&a.record).cmp(&run_order(&b.record)));
     Ok(files)
 }

@@ -480,6 +480,7 @@ fn a_report_is_written_again_from_its_run_folders_alone() {
         html: false,
         junit: false,
         step_summary: Some(dir.path().join("step-summary.md")),
+        ..ReportOptions::default()
     };
     let paths = write_report_with(&plain, &records, &[], &options).unwrap();
     assert_eq!((paths.report_html, paths.junit_xml), (None, None));
@@ -507,6 +508,111 @@ fn a_newer_record_replaces_the_one_a_run_folder_holds() {
             .unwrap()
             .contains("workspace kept at /tmp/x")
     );
+}
+
+/// The `href` values of `<a>` elements in `html`, in order.
+fn hrefs(html: &str) -> Vec<String> {
+    html.split("<a ")
+        .skip(1)
+        .filter_map(|a| {
+            let start = a.find("href=\"")? + 6;
+            Some(a[start..start + a[start..].find('"')?].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn past_the_inline_limit_each_run_has_its_own_page_and_report_html_links_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = records();
+    let artifacts = [run_file(
+        &records[1],
+        Some("system"),
+        "diff --git a/x b/x\n+new\n",
+    )];
+    // Inline by default: every panel in the page, no run page.
+    let inline = dir.path().join("inline");
+    write_report(&inline, &records, &artifacts).unwrap();
+    let page = std::fs::read_to_string(inline.join("report.html")).unwrap();
+    assert_eq!(
+        page.matches("<section class=\"run\"").count(),
+        records.len()
+    );
+    assert!(
+        !inline
+            .join(records[1].run_dir())
+            .join(html::RUN_HTML)
+            .exists()
+    );
+    // Past the number of runs, and past the bytes of run files: linked.
+    for limit in [
+        html::InlineLimit {
+            runs: records.len() - 1,
+            bytes: u64::MAX,
+        },
+        html::InlineLimit {
+            runs: usize::MAX,
+            bytes: 100,
+        },
+    ] {
+        let out = dir.path().join(format!("linked-{}", limit.runs));
+        let options = ReportOptions {
+            inline: limit,
+            ..ReportOptions::default()
+        };
+        write_report_with(&out, &records, &artifacts, &options).unwrap();
+        let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert_eq!(page.matches("<section class=\"run").count(), 0, "{limit:?}");
+        assert!(page.contains("on its own page"), "{limit:?}");
+        assert!(
+            !page.contains("The bug is in calc.py."),
+            "no transcript inline"
+        );
+        for r in &records {
+            let anchor = html::run_anchor(r);
+            let own = format!("{}/{}", r.run_dir(), html::RUN_HTML);
+            // The row links the page and keeps the run's anchor for links from elsewhere.
+            assert!(page.contains(&format!("href=\"{own}\"")), "{own}");
+            assert!(page.contains(&format!("<tr id=\"{anchor}\"")), "{anchor}");
+            let run_page = std::fs::read_to_string(out.join(&own)).unwrap();
+            assert!(run_page.contains("<section class=\"run page\""), "{own}");
+            // Every link of the run page leads to a file beside it or back to a run's row.
+            for href in hrefs(&run_page) {
+                let target = href.split('#').next().unwrap();
+                assert!(
+                    out.join(r.run_dir()).join(target).is_file(),
+                    "{own} links {href}, which is missing"
+                );
+            }
+            assert!(run_page.contains(&format!("href=\"../../report.html#{anchor}\"")));
+        }
+        // The run with a transcript shows it on its page, with its diff.
+        let own =
+            std::fs::read_to_string(out.join(records[1].run_dir()).join(html::RUN_HTML)).unwrap();
+        assert!(own.contains("The bug is in calc.py."), "{own}");
+        assert!(own.contains("<span class=\"add\">+new\n</span>"));
+        // Written again from its run folders, the same bytes.
+        let before = std::fs::read_to_string(out.join("report.html")).unwrap();
+        rewrite_report(&out, &options).unwrap();
+        assert_eq!(
+            before,
+            std::fs::read_to_string(out.join("report.html")).unwrap()
+        );
+    }
+}
+
+#[test]
+fn run_records_alone_are_the_records_of_the_run_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = records();
+    write_report(dir.path(), &records, &[run_file(&records[1], None, "")]).unwrap();
+    let files: Vec<RunRecord> = read_run_files(dir.path())
+        .unwrap()
+        .into_iter()
+        .map(|f| f.record)
+        .collect();
+    assert_eq!(read_run_records(dir.path()).unwrap(), files);
+    assert_eq!(files.len(), records.len());
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
+use tokio::task::{JoinError, JoinSet};
 
 use crate::agent::AgentEvent;
 use crate::cassettes::{CassetteMode, OnDivergence};
@@ -208,16 +209,50 @@ pub async fn execute(
         spent: Mutex::new(0.0),
         corpus: Mutex::new(CorpusWriter::create(&options.report_dir).ok()),
     });
-    let mut handles = Vec::with_capacity(planned.len());
+    // Each run's record is put in its place as soon as its task ends, so that a finished run
+    // holds only its record: a task's cell (sized for the whole run's future) is freed when it
+    // is joined, and at most `jobs` tasks are alive at once, however many runs are planned.
+    let mut records: Vec<Option<RunRecord>> = Vec::new();
+    records.resize_with(planned.len(), || None);
+    let mut running = JoinSet::new();
+    let mut started: HashMap<tokio::task::Id, (usize, PlannedRun)> = HashMap::new();
+    let settle = |done: Result<(tokio::task::Id, RunRecord), JoinError>,
+                  started: &mut HashMap<tokio::task::Id, (usize, PlannedRun)>,
+                  records: &mut Vec<Option<RunRecord>>| {
+        let (index, record) = match done {
+            Ok((id, record)) => (started.remove(&id).expect("a started run").0, record),
+            // A panic in one run is that run's error, never the suite's.
+            Err(join) => {
+                let (index, run) = started.remove(&join.id()).expect("a started run");
+                let record = errored(
+                    &run,
+                    "setup",
+                    format!("internal error: the run panicked: {join}"),
+                );
+                reporter.event(&RunnerEvent::RunFinished {
+                    index,
+                    record: Box::new(record.clone()),
+                });
+                (index, record)
+            }
+        };
+        records[index] = Some(record);
+    };
     for (index, run) in planned.into_iter().enumerate() {
-        let semaphore = semaphore.clone();
+        // Taking the place here, before spawning, starts the runs in plan order; runs that end
+        // while this one waits for its place are settled meanwhile.
+        let permit = loop {
+            tokio::select! {
+                biased;
+                permit = semaphore.clone().acquire_owned() => break permit.expect("semaphore closed"),
+                Some(done) = running.join_next_with_id() => settle(done, &mut started, &mut records),
+            }
+        };
         let options = options.clone();
         let reporter = reporter.clone();
         let state = state.clone();
         let fallback = run.clone();
-        // Taking the place here, before spawning, starts the runs in plan order.
-        let permit = semaphore.acquire_owned().await.expect("semaphore closed");
-        let handle = tokio::spawn(async move {
+        let handle = running.spawn(async move {
             let _permit = permit;
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
@@ -250,29 +285,15 @@ pub async fn execute(
             });
             record
         });
-        handles.push((index, fallback, handle));
+        started.insert(handle.id(), (index, fallback));
     }
-    let mut records = Vec::with_capacity(handles.len());
-    for (index, run, handle) in handles {
-        let record = match handle.await {
-            Ok(record) => record,
-            // A panic in one run is that run's error, never the suite's.
-            Err(join) => {
-                let record = errored(
-                    &run,
-                    "setup",
-                    format!("internal error: the run panicked: {join}"),
-                );
-                reporter.event(&RunnerEvent::RunFinished {
-                    index,
-                    record: Box::new(record.clone()),
-                });
-                record
-            }
-        };
-        records.push(record);
+    while let Some(done) = running.join_next_with_id().await {
+        settle(done, &mut started, &mut records);
     }
     records
+        .into_iter()
+        .map(|r| r.expect("every planned run was settled"))
+        .collect()
 }
 
 /// The record of a run that could not start or crashed.

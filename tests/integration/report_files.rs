@@ -455,3 +455,88 @@ fn the_report_opens_in_a_browser_without_errors_and_shows_a_run() {
     let errors = page.console_errors();
     assert!(errors.is_empty(), "console errors: {errors:#?}");
 }
+
+#[test]
+fn a_report_past_the_inline_limit_links_each_runs_page_and_both_open_in_a_browser() {
+    const VAR: &str = "HARNESS_REQUIRE_BROWSER";
+    let Some(chromium) = browser::find() else {
+        return browser::skip(
+            VAR,
+            "chromium not found (install with apt-get install chromium)",
+        );
+    };
+    // The shipped suite's report written again as a large one would be: every run on its page.
+    let copy = artifacts().join("linked");
+    let _ = std::fs::remove_dir_all(&copy);
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(&suite().pi)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let options = ReportOptions {
+        inline: reports::html::InlineLimit {
+            runs: 10,
+            ..Default::default()
+        },
+        ..ReportOptions::default()
+    };
+    reports::rewrite_report(&copy, &options).unwrap();
+    let mut page = Browser::launch(&chromium);
+    page.open(&format!("file://{}", copy.join("report.html").display()));
+    assert_eq!(
+        page.eval("document.querySelectorAll('#runs tbody tr').length"),
+        36
+    );
+    assert_eq!(
+        page.eval("document.querySelectorAll('section.run').length"),
+        0
+    );
+    // A run's link opens its own page, which shows the run.
+    let run = "run-py-slugify--anthropic--scripted-claude--e1";
+    page.eval(&format!(
+        "document.querySelector('tr[data-run=\"{run}\"] a').click()"
+    ));
+    std::thread::sleep(Duration::from_millis(500));
+    let url: String = serde_json::from_value(page.eval("location.href")).unwrap();
+    assert!(
+        url.ends_with("runs/py-slugify--anthropic--scripted-claude--e1/run.html"),
+        "{url}"
+    );
+    assert_eq!(
+        page.eval(&format!(
+            "getComputedStyle(document.getElementById('{run}')).display"
+        )),
+        "block"
+    );
+    let text: String =
+        serde_json::from_value(page.eval(&format!("document.getElementById('{run}').innerText")))
+            .unwrap();
+    for expected in [
+        "Transcript",
+        "Assistant · turn 1",
+        "tool call",
+        "Diff",
+        "Checks",
+    ] {
+        assert!(
+            text.contains(expected),
+            "`{expected}` on the run's page:\n{text}"
+        );
+    }
+    let screenshot = artifacts().join("run-page.png");
+    page.screenshot(1200, 900, &screenshot);
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
+    // Back to the report, at the run's row.
+    page.eval("document.querySelector('a.close').click()");
+    std::thread::sleep(Duration::from_millis(500));
+    let url: String = serde_json::from_value(page.eval("location.href")).unwrap();
+    assert!(url.ends_with(&format!("report.html#{run}")), "{url}");
+    assert_eq!(
+        page.eval("document.querySelector('tr.current').dataset.run"),
+        run
+    );
+    let errors = page.console_errors();
+    assert!(errors.is_empty(), "console errors: {errors:#?}");
+}

@@ -267,11 +267,19 @@ pub fn strip_plot(title: &str, strips: &[Strip], tick: &dyn Fn(f64) -> String) -
                         title { (format!("{}: median {}, quartiles {} to {}, {} runs", strip.label, tick(q2), tick(q1), tick(q3), sorted.len())) }
                     }
                     line.median x1=(n(x(q2))) x2=(n(x(q2))) y1=(n(y - 9.0)) y2=(n(y + 9.0)) {}
-                    @for (j, v) in strip.values.iter().enumerate() {
-                        circle.point cx=(n(x(*v))) cy=(n(y + ((j * 7) % 11) as f64 - 5.0)) r="2.5" {}
+                    @for (cx, cy) in distinct_points(strip.values.iter().enumerate().map(|(j, v)| (n(x(*v)), n(y + ((j * 7) % 11) as f64 - 5.0)))) {
+                        circle.point cx=(cx) cy=(cy) r="2.5" {}
                     }
                 }
             }
         },
     )
+}
+
+/// The points in order of first appearance, each once: two runs with the same value and the same
+/// jitter draw the same circle, so a strip of 10,000 runs of a few distinct turn counts draws a
+/// few dozen circles instead of 10,000 (the same picture, a smaller page).
+fn distinct_points(points: impl Iterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let mut seen = std::collections::HashSet::new();
+    points.filter(|p| seen.insert(p.clone())).collect()
 }
