@@ -92,7 +92,7 @@ pub(super) async fn run_one(
         Err((kind, reason)) => return errored(run, kind, reason),
     };
     let mut notes: Vec<String> = Vec::new();
-    for message in session.notices(strategy.name()) {
+    for message in session.notices(strategy.name(), options.sandbox.name()) {
         reporter.event(&RunnerEvent::Notice {
             index,
             message: message.clone(),
@@ -237,14 +237,17 @@ pub(super) async fn run_one(
             );
         }
     }
-    let header = CassetteHeader::new(
-        task.id.clone(),
-        run.model.provider.clone(),
-        run.model.model.clone(),
-        api,
-        "pi",
-        strategy.name(),
-    );
+    let header = CassetteHeader {
+        sandbox: Some(options.sandbox.name().to_owned()),
+        ..CassetteHeader::new(
+            task.id.clone(),
+            run.model.provider.clone(),
+            run.model.model.clone(),
+            api,
+            "pi",
+            strategy.name(),
+        )
+    };
     if let Some(finished) = session.finish(header, &mut record, &agent_run.stop, run, options) {
         report_finished(finished, &mut record, &*reporter, index);
     }
