@@ -6,6 +6,10 @@
 //! becomes that run's `error` outcome. Progress goes out as [`RunnerEvent`]s to a [`Reporter`];
 //! the runner itself never prints. Depends on everything below it; only the CLI depends on it.
 
+pub mod fingerprint;
+pub mod journal;
+pub mod manifest;
+pub mod partition;
 mod plan;
 mod run;
 mod session;
@@ -15,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
+pub use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
 use crate::cassettes::{CassetteMode, OnDivergence};
@@ -179,6 +184,8 @@ pub(crate) struct SuiteState {
     /// The report folder's edit corpus (`edits.jsonl`), one for all runs; `None` when it could
     /// not be created (each run then notes that its edits were not kept).
     pub(crate) corpus: Mutex<Option<CorpusWriter>>,
+    /// Cancelled when the harness is interrupted; each run's tools get a child of it.
+    pub(crate) interrupt: CancellationToken,
 }
 
 impl SuiteState {
@@ -198,15 +205,51 @@ pub async fn execute(
     options: &RunOptions,
     reporter: Arc<dyn Reporter>,
 ) -> Vec<RunRecord> {
+    execute_until(planned, options, reporter, CancellationToken::new())
+        .await
+        .records
+}
+
+/// What [`execute_until`] got done.
+#[derive(Debug, Default)]
+pub struct Execution {
+    /// The records of the runs that finished (or were skipped for the budget), in plan order.
+    pub records: Vec<RunRecord>,
+    /// Runs that had started when the stop came: cancelled, their processes killed, their
+    /// workspaces removed, nothing of them kept.
+    pub interrupted: usize,
+    /// Runs the stop came before.
+    pub not_started: usize,
+}
+
+/// How one run's task ended.
+enum Ended {
+    Finished(RunRecord),
+    Interrupted,
+    NotStarted,
+}
+
+/// [`execute`] until `stop` is cancelled (Ctrl-C, SIGTERM): from then on no run starts, and
+/// every running one is cancelled at once (its tools' cancellation fires, the agent loop and
+/// the checks are dropped, which kills every process they started through the sandbox and
+/// removes the workspace and scratch folders) and reported as neither finished nor recorded.
+pub async fn execute_until(
+    planned: Vec<PlannedRun>,
+    options: &RunOptions,
+    reporter: Arc<dyn Reporter>,
+    stop: CancellationToken,
+) -> Execution {
     reporter.event(&RunnerEvent::SuiteStarted {
         runs: planned.len(),
     });
+    let total = planned.len();
     let semaphore = Arc::new(Semaphore::new(options.jobs.max(1)));
     let options = Arc::new(options.clone());
     let state = Arc::new(SuiteState {
         limiters: Mutex::new(HashMap::new()),
         spent: Mutex::new(0.0),
-        corpus: Mutex::new(CorpusWriter::create(&options.report_dir).ok()),
+        corpus: Mutex::new(CorpusWriter::append(&options.report_dir).ok()),
+        interrupt: stop.clone(),
     });
     let mut handles = Vec::with_capacity(planned.len());
     for (index, run) in planned.into_iter().enumerate() {
@@ -215,10 +258,18 @@ pub async fn execute(
         let reporter = reporter.clone();
         let state = state.clone();
         let fallback = run.clone();
+        let stop = stop.clone();
         // Taking the place here, before spawning, starts the runs in plan order.
-        let permit = semaphore.acquire_owned().await.expect("semaphore closed");
+        let permit = tokio::select! {
+            biased;
+            () = stop.cancelled() => break,
+            permit = semaphore.acquire_owned() => permit.expect("semaphore closed"),
+        };
         let handle = tokio::spawn(async move {
             let _permit = permit;
+            if stop.is_cancelled() {
+                return Ended::NotStarted;
+            }
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {
@@ -232,14 +283,20 @@ pub async fn execute(
                         ),
                     );
                     record.set_edit_strategy(&run.edit_strategy);
-                    return record;
+                    return Ended::Finished(record);
                 }
             }
             reporter.event(&RunnerEvent::RunStarted {
                 index,
                 label: run.label(),
             });
-            let record = run::run_one(index, &run, &options, &state, reporter.clone()).await;
+            // A run starts from nothing: an earlier attempt's folder (a resumed report) goes.
+            let _fresh = std::fs::remove_dir_all(options.report_dir.join(run.run_dir()));
+            let record = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Ended::Interrupted,
+                record = run::run_one(index, &run, &options, &state, reporter.clone()) => record,
+            };
             if let Some(cost) = record.cost {
                 *state.spent.lock().expect("spent") += cost;
             }
@@ -248,14 +305,25 @@ pub async fn execute(
                 index,
                 record: Box::new(record.clone()),
             });
-            record
+            Ended::Finished(record)
         });
         handles.push((index, fallback, handle));
     }
-    let mut records = Vec::with_capacity(handles.len());
+    let mut out = Execution {
+        not_started: total - handles.len(),
+        ..Execution::default()
+    };
     for (index, run, handle) in handles {
         let record = match handle.await {
-            Ok(record) => record,
+            Ok(Ended::Finished(record)) => record,
+            Ok(Ended::Interrupted) => {
+                out.interrupted += 1;
+                continue;
+            }
+            Ok(Ended::NotStarted) => {
+                out.not_started += 1;
+                continue;
+            }
             // A panic in one run is that run's error, never the suite's.
             Err(join) => {
                 let record = errored(
@@ -270,9 +338,9 @@ pub async fn execute(
                 record
             }
         };
-        records.push(record);
+        out.records.push(record);
     }
-    records
+    out
 }
 
 /// The record of a run that could not start or crashed.
