@@ -662,6 +662,11 @@ fn comparison_view(
 /// `report.html` for the run files of one report folder, in report order; `name` is the folder's
 /// name (its timestamp).
 pub fn report_html(files: &[&RunFile], name: &str) -> String {
+    report_html_with_notice(files, name, None)
+}
+
+/// [`report_html`] with a notice at the top (an interrupted or incomplete report says so).
+pub fn report_html_with_notice(files: &[&RunFile], name: &str, notice: Option<&str>) -> String {
     let arms = summarise_arms(files);
     let with_strategy = compare::strategies_differ(arms.iter().map(|(a, _)| a));
     let tasks: BTreeSet<&str> = files.iter().map(|f| f.record.task_id.as_str()).collect();
@@ -671,6 +676,7 @@ pub fn report_html(files: &[&RunFile], name: &str) -> String {
     let cmp = (arms.len() > 1).then(|| compare::compare_within(&arm_runs));
     let body = html! {
         header.top {
+            @if let Some(notice) = notice { p.notice role="status" { (notice) } }
             h1 { "Harness report " span.muted { (name) } }
             p {
                 (files.len()) " runs of " (tasks.len()) " tasks, " (arms.len()) " arm(s): "

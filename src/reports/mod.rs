@@ -125,6 +125,9 @@ pub struct ReportOptions {
     pub junit: bool,
     /// Append `summary.md` to this file (the CLI passes `$GITHUB_STEP_SUMMARY`).
     pub step_summary: Option<PathBuf>,
+    /// One line said first in `summary.md` (as a quote) and `report.html`: the report is
+    /// partial (interrupted, or merged with shards missing).
+    pub notice: Option<String>,
 }
 
 impl Default for ReportOptions {
@@ -133,6 +136,7 @@ impl Default for ReportOptions {
             html: true,
             junit: true,
             step_summary: None,
+            notice: None,
         }
     }
 }
@@ -183,13 +187,19 @@ pub fn write_report_with(
         })?,
     )?;
     let summary_md = dir.join("summary.md");
-    let markdown = markdown::summary_md(&sorted);
+    let markdown = match &options.notice {
+        Some(notice) => format!("> **{notice}**\n\n{}", markdown::summary_md(&sorted)),
+        None => markdown::summary_md(&sorted),
+    };
     write_file(&summary_md, markdown.clone())?;
     let files = complete_run_files(dir, &sorted)?;
     let files: Vec<&RunFile> = files.iter().collect();
     let report_html = if options.html {
         let path = dir.join(html::REPORT_HTML);
-        write_file(&path, html::report_html(&files, &folder_name(dir)))?;
+        write_file(
+            &path,
+            html::report_html_with_notice(&files, &folder_name(dir), options.notice.as_deref()),
+        )?;
         Some(path)
     } else {
         None

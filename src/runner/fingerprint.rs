@@ -33,10 +33,8 @@ pub fn fingerprint(
     cassettes_dir: &Path,
     config: Option<&[u8]>,
 ) -> Fingerprint {
-    let tasks: BTreeMap<String, String> = tasks
-        .iter()
-        .map(|t| (t.id.clone(), task_hash(t)))
-        .collect();
+    let tasks: BTreeMap<String, String> =
+        tasks.iter().map(|t| (t.id.clone(), task_hash(t))).collect();
     let mut cassettes = BTreeMap::new();
     if matches!(mode, CassetteMode::Replay | CassetteMode::Rerecord) {
         for run in planned {

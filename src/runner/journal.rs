@@ -138,7 +138,10 @@ impl Journal {
 
     /// The first append that failed, if any.
     pub fn failure(&self) -> Option<String> {
-        self.failed.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -221,12 +224,17 @@ pub fn read_journal(dir: &Path) -> Result<JournalContents, JournalError> {
             continue;
         }
         if !ends_complete && number == count {
-            out.skipped.push((number, "cut short (the harness was killed while writing it)".into()));
+            out.skipped.push((
+                number,
+                "cut short (the harness was killed while writing it)".into(),
+            ));
             continue;
         }
         match serde_json::from_slice::<JournalEntry>(line) {
             Ok(entry) => out.entries.push(entry),
-            Err(e) => out.skipped.push((number, format!("not a journal entry: {e}"))),
+            Err(e) => out
+                .skipped
+                .push((number, format!("not a journal entry: {e}"))),
         }
     }
     Ok(out)
@@ -299,8 +307,8 @@ mod tests {
             .unwrap();
         drop(journal);
         // SIGKILL in the middle of the second line.
-        let line = serde_json::to_string(&JournalEntry::now(record("b", 1, Outcome::Passed)))
-            .unwrap();
+        let line =
+            serde_json::to_string(&JournalEntry::now(record("b", 1, Outcome::Passed))).unwrap();
         let path = dir.path().join(JOURNAL_FILE);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(&line.as_bytes()[..line.len() / 2]).unwrap();
@@ -308,7 +316,11 @@ mod tests {
         let read = read_journal(dir.path()).unwrap();
         assert_eq!(read.entries.len(), 1);
         assert_eq!(read.skipped.len(), 1);
-        assert!(read.skipped[0].1.contains("cut short"), "{:?}", read.skipped);
+        assert!(
+            read.skipped[0].1.contains("cut short"),
+            "{:?}",
+            read.skipped
+        );
         // The next harness cuts it off and appends whole lines after the good ones.
         let journal = Journal::open(dir.path()).unwrap();
         journal
@@ -321,7 +333,10 @@ mod tests {
         // A garbled line in the middle is reported and skipped, the rest read.
         std::fs::write(
             &path,
-            format!("{}\n{{not json\n{line}\n", serde_json::to_string(&read.entries[0]).unwrap()),
+            format!(
+                "{}\n{{not json\n{line}\n",
+                serde_json::to_string(&read.entries[0]).unwrap()
+            ),
         )
         .unwrap();
         let read = read_journal(dir.path()).unwrap();

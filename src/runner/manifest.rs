@@ -232,16 +232,29 @@ impl Fingerprint {
                 Difference::TaskRemoved,
             ],
         );
+        let mut cassettes = Vec::new();
         map_differences(
             &self.cassettes,
             &now.cassettes,
-            &mut out,
+            &mut cassettes,
             [
                 Difference::CassetteChanged,
                 Difference::CassetteAdded,
                 Difference::CassetteRemoved,
             ],
         );
+        // A task that came or went takes its cassettes with it: saying so once is enough.
+        let moved: Vec<String> = out
+            .iter()
+            .filter_map(|d| match d {
+                Difference::TaskAdded(t) | Difference::TaskRemoved(t) => Some(format!("{t}/")),
+                _ => None,
+            })
+            .collect();
+        out.extend(cassettes.into_iter().filter(|d| {
+            d.cassette()
+                .is_none_or(|c| !moved.iter().any(|t| c.starts_with(t.as_str())))
+        }));
         out
     }
 }
@@ -377,7 +390,10 @@ mod tests {
     fn fingerprints_name_what_differs() {
         let then = fingerprint(&[("a", "1"), ("b", "2")], &[("a/p--m.yaml", "x")]);
         assert!(then.differences(&then.clone()).is_empty());
-        let now = fingerprint(&[("a", "1"), ("b", "3"), ("c", "4")], &[("a/p--m.yaml", "y")]);
+        let now = fingerprint(
+            &[("a", "1"), ("b", "3"), ("c", "4")],
+            &[("a/p--m.yaml", "y"), ("c/p--m.yaml", "z")],
+        );
         let found: Vec<String> = then
             .differences(&now)
             .iter()

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod manifest;
 pub mod partition;
 mod plan;
+pub mod resume;
 mod run;
 mod session;
 
@@ -224,7 +225,7 @@ pub struct Execution {
 
 /// How one run's task ended.
 enum Ended {
-    Finished(RunRecord),
+    Finished(Box<RunRecord>),
     Interrupted,
     NotStarted,
 }
@@ -283,7 +284,7 @@ pub async fn execute_until(
                         ),
                     );
                     record.set_edit_strategy(&run.edit_strategy);
-                    return Ended::Finished(record);
+                    return Ended::Finished(Box::new(record));
                 }
             }
             reporter.event(&RunnerEvent::RunStarted {
@@ -305,7 +306,7 @@ pub async fn execute_until(
                 index,
                 record: Box::new(record.clone()),
             });
-            Ended::Finished(record)
+            Ended::Finished(Box::new(record))
         });
         handles.push((index, fallback, handle));
     }
@@ -315,7 +316,7 @@ pub async fn execute_until(
     };
     for (index, run, handle) in handles {
         let record = match handle.await {
-            Ok(Ended::Finished(record)) => record,
+            Ok(Ended::Finished(record)) => *record,
             Ok(Ended::Interrupted) => {
                 out.interrupted += 1;
                 continue;

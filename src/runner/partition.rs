@@ -227,7 +227,10 @@ mod tests {
             }
         );
         assert_eq!(p.to_string(), "hash:2/3");
-        assert_eq!("count:1/1".parse::<Partition>().unwrap().to_string(), "count:1/1");
+        assert_eq!(
+            "count:1/1".parse::<Partition>().unwrap().to_string(),
+            "count:1/1"
+        );
         for (bad, why) in [
             ("hash", "no kind"),
             ("slice:1/2", "unknown kind `slice`"),
@@ -261,7 +264,11 @@ mod tests {
         for kind in ["hash", "count"] {
             let a = shards(kind, 4, &forward);
             assert_eq!(a.len(), forward.len(), "{kind}: every run has a shard");
-            assert_eq!(a, shards(kind, 4, &backward), "{kind}: order does not matter");
+            assert_eq!(
+                a,
+                shards(kind, 4, &backward),
+                "{kind}: order does not matter"
+            );
         }
         // count: even shards.
         let sizes = shards("count", 7, &forward).values().fold(
@@ -271,10 +278,7 @@ mod tests {
                 m
             },
         );
-        let (min, max) = (
-            sizes.values().min().unwrap(),
-            sizes.values().max().unwrap(),
-        );
+        let (min, max) = (sizes.values().min().unwrap(), sizes.values().max().unwrap());
         assert!(max - min <= 1, "{sizes:?}");
         // hash: a task's runs (every model, strategy and epoch) share one shard.
         let by_task = shards("hash", 4, &forward).into_iter().fold(
