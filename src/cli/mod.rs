@@ -17,6 +17,7 @@ pub mod compare;
 pub mod dev;
 pub mod edits;
 pub mod events;
+pub mod merge;
 pub mod preflight;
 pub mod progress;
 pub mod resume;
@@ -92,6 +93,8 @@ pub enum Command {
     Edits(edits::EditsCommand),
     /// Compare two report folders (or the arms of one): flips and paired statistics.
     Compare(compare::CompareArgs),
+    /// Merge the report folders of the shards of one suite (`run --partition`) into one report.
+    Merge(merge::MergeArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -129,6 +132,7 @@ pub fn main() -> ExitCode {
         Command::Review(args) => cassettes::review(args),
         Command::Edits(command) => edits::run(command),
         Command::Compare(args) => compare::compare(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Dev(command) => dev::run(command),
     }
 }

@@ -537,7 +537,7 @@ fn partial_notice(manifest: &Manifest, dir: &std::path::Path) -> Option<String> 
 }
 
 /// Says how the run's outcome table compares with the committed snapshot.
-fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
+pub(crate) fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
     match verdict {
         SnapshotVerdict::Equal => stderr!("snapshot {} matches", file.display()),
         SnapshotVerdict::Changed {
@@ -568,7 +568,7 @@ fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
 /// that changed against its cassette first; then, with a snapshot, whether the table changed
 /// (a run that did not pass is expected when the snapshot says so), without one whether every
 /// run passed; then drift with every outcome held.
-fn run_status(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8 {
+pub(crate) fn run_status(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8 {
     if records
         .iter()
         .any(|r| r.outcome_change == Some(OutcomeChange::Changed))

@@ -90,10 +90,16 @@ impl SuiteOptions {
     /// The differences from `now`, one `name: value in the report, value now` line each (the
     /// folders excepted).
     pub fn differences(&self, now: &SuiteOptions) -> Vec<String> {
+        self.differences_as(now, ("in the report", "now"))
+    }
+
+    /// [`SuiteOptions::differences`] with other words for the two sides (`in the first shard`,
+    /// `in this one`).
+    pub fn differences_as(&self, now: &SuiteOptions, (this, that): (&str, &str)) -> Vec<String> {
         let mut out = Vec::new();
         let mut field = |name: &str, then: String, now: String| {
             if then != now {
-                out.push(format!("`{name}`: {then} in the report, {now} now"));
+                out.push(format!("`{name}`: {then} {this}, {now} {that}"));
             }
         };
         let list = |v: &[String]| {

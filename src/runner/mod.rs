@@ -9,6 +9,7 @@
 pub mod fingerprint;
 pub mod journal;
 pub mod manifest;
+pub mod merge;
 pub mod partition;
 mod plan;
 pub mod resume;
