@@ -115,7 +115,7 @@ pub fn main() -> ExitCode {
     let given = resume::Given::of(matches.subcommand_matches("run"));
     // First, while single-threaded: move every key out of the environment (this re-executes
     // the binary when there is one), so `/proc/<harness>/environ` never shows a key.
-    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command)) {
+    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given)) {
         Ok(vault) => std::sync::Arc::new(vault),
         Err(e) => {
             return internal_error(&format!(
@@ -139,7 +139,7 @@ pub fn main() -> ExitCode {
 
 /// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,
 /// those `harness.yaml` names (a file that does not load is reported later, by `run` itself).
-fn key_names(command: &Command) -> Vec<String> {
+fn key_names(command: &Command, given: &resume::Given) -> Vec<String> {
     use crate::providers::catalog::Catalog;
     use crate::providers::config::HarnessConfig;
     let mut names: Vec<String> = Catalog::default()
@@ -148,7 +148,8 @@ fn key_names(command: &Command) -> Vec<String> {
         .flat_map(|p| p.key_env.iter().cloned())
         .collect();
     if let Command::Run(args) = command {
-        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&args.tasks)) {
+        let tasks = resume::tasks_dir(args, given);
+        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&tasks)) {
             names.extend(config.providers.values().filter_map(|p| p.key_env.clone()));
         }
     }

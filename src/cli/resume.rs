@@ -89,6 +89,19 @@ pub fn suite_options(args: &RunArgs, models: &[ModelSelector], mode: CassetteMod
     }
 }
 
+/// The tasks folder `harness run` will use: the one given, else (`--resume`, `--rerun-errors`)
+/// the report's, else the default.
+pub fn tasks_dir(args: &RunArgs, given: &Given) -> PathBuf {
+    if given.has("tasks") {
+        return args.tasks.clone();
+    }
+    args.resume
+        .as_ref()
+        .or(args.rerun_errors.as_ref())
+        .and_then(|dir| Manifest::read(dir).ok())
+        .map_or_else(|| args.tasks.clone(), |m| m.options.tasks)
+}
+
 /// A report folder run again.
 #[derive(Debug)]
 pub struct Continuing {

@@ -24,7 +24,8 @@
 //! Every run has a folder with its `run.json` (a run that never started gets one holding its
 //! record alone), so [`rewrite_report`] can write the whole folder again from the run folders,
 //! and `harness compare` reads two folders back with [`read_run_files`]. [`read_runs_csv`] reads
-//! the run keys of a previous report back (for `--rerun-errors`).
+//! the run keys of a previous report back. The runner adds `report.json` (the manifest) and
+//! `journal.jsonl` (one line per finished run) beside these files; reports never read them.
 //!
 //! Depends on `conversation` and `scoring`; never on the runner.
 

@@ -183,7 +183,7 @@ impl std::fmt::Display for Difference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Difference::HarnessVersion { then, now } => {
-                write!(f, "harness version {then} in the report, {now} now")
+                write!(f, "harness version {then}, not {now}")
             }
             Difference::Options => f.write_str("the run options differ"),
             Difference::Config => f.write_str("harness.yaml changed"),
