@@ -36,7 +36,11 @@
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
 //! `.pytest_cache`, `.mypy_cache`, `.ruff_cache` or `.venv`, and `*.pyc` files.
 //!
-//! Depends on `tasks` only.
+//! The private folder holds an owner marker ([`crate::sandbox::stale::OWNER_FILE`], written
+//! before the copy starts) so that a harness killed mid-run leaves a folder the next one can
+//! prove dead and remove; a kept workspace loses its marker.
+//!
+//! Depends on `tasks`, and on `sandbox::stale` for the owner marker.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -153,6 +157,7 @@ impl Workspace {
             .map_err(WorkspaceError::TempDir)?;
         // Canonical, so paths the tools print match what a `pwd` in bash prints.
         let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
+        crate::sandbox::stale::mark(&parent).map_err(WorkspaceError::TempDir)?;
         let path = parent.join(WORKSPACE_DIR_NAME);
         std::fs::create_dir(&path).map_err(copy_err(&path))?;
         copy_tree(repo, &path)?;
@@ -189,6 +194,7 @@ impl Workspace {
     /// Keeps the folder on disk and returns its path.
     pub fn into_kept_path(mut self) -> PathBuf {
         self.keep = true;
+        self.unmark();
         self.path.clone()
     }
 
@@ -201,9 +207,19 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// A kept folder is the user's: no cleanup of dead harness folders may take it.
+    fn unmark(&self) {
+        if let Some(parent) = self.path.parent() {
+            crate::sandbox::stale::unmark(parent);
+        }
+    }
+}
+
 impl Drop for Workspace {
     fn drop(&mut self) {
         if self.keep {
+            self.unmark();
             if let Some(dir) = self.dir.take() {
                 let _kept = dir.keep();
             }

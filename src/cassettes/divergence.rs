@@ -141,15 +141,19 @@ impl Difference {
     }
 }
 
-/// Tool profile and edit strategy a cassette was recorded with, or a replay runs with.
+/// Tool profile, edit strategy and sandbox tier a cassette was recorded with, or a replay runs
+/// with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplaySetup<'a> {
     pub tool_profile: &'a str,
     pub edit_strategy: &'a str,
+    /// The sandbox tier (`isolated`, `workspace`, `none`); `None` when not known (a cassette
+    /// recorded before tiers were recorded), which is never reported as a difference.
+    pub sandbox: Option<&'a str>,
 }
 
-/// Says up front when a replay runs under another tool profile or edit strategy than the
-/// cassette's header records (`None` when they agree).
+/// Says up front when a replay runs under another tool profile, edit strategy or sandbox tier
+/// than the cassette's header records (`None` when they agree).
 pub fn setup_mismatch(recorded: ReplaySetup<'_>, now: ReplaySetup<'_>) -> Option<String> {
     let mut parts = Vec::new();
     if recorded.tool_profile != now.tool_profile {
@@ -163,6 +167,11 @@ pub fn setup_mismatch(recorded: ReplaySetup<'_>, now: ReplaySetup<'_>) -> Option
             "edit strategy `{}` (recorded with `{}`)",
             now.edit_strategy, recorded.edit_strategy
         ));
+    }
+    if let (Some(then), Some(tier)) = (recorded.sandbox, now.sandbox) {
+        if then != tier {
+            parts.push(format!("sandbox tier `{tier}` (recorded with `{then}`)"));
+        }
     }
     if parts.is_empty() {
         return None;

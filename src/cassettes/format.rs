@@ -24,6 +24,7 @@
 //! api: anthropic-messages
 //! tool_profile: pi
 //! edit_strategy: pi
+//! sandbox: isolated             # the tier of the recording run (absent: unknown)
 //! workspace_placeholder: /workspace
 //! outcome:                      # what the recording run scored (absent: unknown)
 //!   outcome: passed
@@ -110,6 +111,10 @@ pub struct CassetteHeader {
     pub tool_profile: String,
     /// Edit strategy in use.
     pub edit_strategy: String,
+    /// The sandbox tier the recording ran under (`isolated`, `workspace`, `none`); `None` in
+    /// cassettes recorded before tiers were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// What replaced the workspace path in the recorded traffic.
     pub workspace_placeholder: String,
     /// What the recording run scored, so a replay can say whether the outcome held; `None` for
@@ -168,6 +173,7 @@ impl CassetteHeader {
             api,
             tool_profile: tool_profile.into(),
             edit_strategy: edit_strategy.into(),
+            sandbox: None,
             workspace_placeholder: WORKSPACE_PLACEHOLDER.to_owned(),
             outcome: None,
         }
@@ -196,6 +202,8 @@ struct CassetteFile {
     api: ApiKind,
     tool_profile: String,
     edit_strategy: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sandbox: Option<String>,
     workspace_placeholder: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     outcome: Option<RecordedOutcome>,
@@ -215,6 +223,8 @@ struct HeaderFile {
     api: ApiKind,
     tool_profile: String,
     edit_strategy: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sandbox: Option<String>,
     workspace_placeholder: String,
     #[serde(default)]
     outcome: Option<RecordedOutcome>,
@@ -390,6 +400,7 @@ impl From<Cassette> for CassetteFile {
             api: h.api,
             tool_profile: h.tool_profile,
             edit_strategy: h.edit_strategy,
+            sandbox: h.sandbox,
             workspace_placeholder: h.workspace_placeholder,
             outcome: h.outcome,
             interactions,
@@ -455,6 +466,7 @@ impl TryFrom<CassetteFile> for Cassette {
                 api: f.api,
                 tool_profile: f.tool_profile,
                 edit_strategy: f.edit_strategy,
+                sandbox: f.sandbox,
                 workspace_placeholder: f.workspace_placeholder,
                 outcome: f.outcome,
             },
@@ -724,6 +736,7 @@ pub fn read_header(path: &Path) -> Result<CassetteHeader, CassetteError> {
         api: h.api,
         tool_profile: h.tool_profile,
         edit_strategy: h.edit_strategy,
+        sandbox: h.sandbox,
         workspace_placeholder: h.workspace_placeholder,
         outcome: h.outcome,
     })
@@ -791,6 +804,38 @@ mod tests {
         assert!(yaml.contains("end: cut"), "{yaml}");
         let back = Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn the_sandbox_tier_is_kept_and_optional() {
+        let mut c = sample();
+        assert!(
+            !c.to_yaml().unwrap().contains("sandbox:"),
+            "absent when unknown"
+        );
+        c.header.sandbox = Some("isolated".into());
+        let yaml = c.to_yaml().unwrap();
+        assert!(
+            yaml.contains("edit_strategy: replace\nsandbox: isolated\n"),
+            "{yaml}"
+        );
+        assert_eq!(Cassette::from_yaml(&yaml, Path::new("x.yaml")).unwrap(), c);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, &yaml).unwrap();
+        assert_eq!(
+            read_header(&path).unwrap().sandbox.as_deref(),
+            Some("isolated")
+        );
+        // A file written before tiers were recorded still loads, tier unknown.
+        let old = yaml.replace("sandbox: isolated\n", "");
+        assert_eq!(
+            Cassette::from_yaml(&old, Path::new("x.yaml"))
+                .unwrap()
+                .header
+                .sandbox,
+            None
+        );
     }
 
     #[test]

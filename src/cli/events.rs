@@ -38,6 +38,25 @@ impl EventLog {
         })
     }
 
+    /// Opens `path` for appending when `append` (a resumed report keeps its events), else
+    /// creates or truncates it.
+    pub fn open(path: &Path, append: bool) -> std::io::Result<EventLog> {
+        if !append {
+            return EventLog::create(path);
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(EventLog {
+            path: path.to_path_buf(),
+            out: Mutex::new(BufWriter::new(file)),
+        })
+    }
+
     /// Where the log goes.
     pub fn path(&self) -> &Path {
         &self.path

@@ -17,8 +17,10 @@ pub mod compare;
 pub mod dev;
 pub mod edits;
 pub mod events;
+pub mod merge;
 pub mod preflight;
 pub mod progress;
+pub mod resume;
 pub mod run;
 pub mod tool;
 
@@ -55,6 +57,10 @@ pub mod exit {
     /// passed, exact McNemar p below `--alpha`), in some pair of arms or all pooled; with every
     /// `--fail-on` but `never`.
     pub const COMPARE_REGRESSED: u8 = 111;
+    /// `harness run` was interrupted (Ctrl-C or SIGTERM): the running runs were stopped and the
+    /// partial report written; `harness run --resume DIR` completes it. 128 + SIGINT, as shells
+    /// report it.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// Evaluate coding agents: run recorded tasks against live providers or cassettes, score, report.
@@ -73,7 +79,7 @@ pub enum Command {
     /// Print the tool definitions the model receives, as JSON.
     Tools(tool::ToolsArgs),
     /// Run the tasks of a suite against models or cassettes, score them, write reports.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Check every task of a suite without running anything.
     Validate(run::ValidateArgs),
     /// Check cassettes for stale or broken files, or upgrade old ones.
@@ -87,6 +93,8 @@ pub enum Command {
     Edits(edits::EditsCommand),
     /// Compare two report folders (or the arms of one): flips and paired statistics.
     Compare(compare::CompareArgs),
+    /// Merge the report folders of the shards of one suite (`run --partition`) into one report.
+    Merge(merge::MergeArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
     #[command(hide = true, subcommand)]
     Dev(dev::DevCommand),
@@ -94,13 +102,20 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
         Err(err) => return clap_error(err),
     };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => return clap_error(err.format(&mut Cli::command())),
+    };
+    // `--resume` takes the report's options for the flags not given: which were given.
+    let given = resume::Given::of(matches.subcommand_matches("run"));
     // First, while single-threaded: move every key out of the environment (this re-executes
     // the binary when there is one), so `/proc/<harness>/environ` never shows a key.
-    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command)) {
+    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given)) {
         Ok(vault) => std::sync::Arc::new(vault),
         Err(e) => {
             return internal_error(&format!(
@@ -118,19 +133,20 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),
-        Command::Run(args) => run::run(args, vault),
+        Command::Run(args) => run::run(*args, given, vault),
         Command::Validate(args) => run::validate(args),
         Command::Cassettes(command) => cassettes::run(command),
         Command::Review(args) => cassettes::review(args),
         Command::Edits(command) => edits::run(command),
         Command::Compare(args) => compare::compare(args),
+        Command::Merge(args) => merge::merge(args),
         Command::Dev(command) => dev::run(command),
     }
 }
 
 /// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,
 /// those `harness.yaml` names (a file that does not load is reported later, by `run` itself).
-fn key_names(command: &Command) -> Vec<String> {
+fn key_names(command: &Command, given: &resume::Given) -> Vec<String> {
     use crate::providers::catalog::Catalog;
     use crate::providers::config::HarnessConfig;
     let mut names: Vec<String> = Catalog::default()
@@ -139,7 +155,8 @@ fn key_names(command: &Command) -> Vec<String> {
         .flat_map(|p| p.key_env.iter().cloned())
         .collect();
     if let Command::Run(args) = command {
-        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&args.tasks)) {
+        let tasks = resume::tasks_dir(args, given);
+        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&tasks)) {
             names.extend(config.providers.values().filter_map(|p| p.key_env.clone()));
         }
     }

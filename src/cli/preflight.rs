@@ -79,6 +79,11 @@ pub fn check_flags(
             ));
         }
     }
+    if let Some(partition) = &args.partition {
+        if let Err(e) = partition.parse::<crate::runner::partition::Partition>() {
+            problems.push(Problem::new(e.to_string(), e.hint()));
+        }
+    }
     for strategy in &args.edit_strategies {
         if let Err(e) = edit::parse_strategy(strategy) {
             problems.push(Problem::new(e.to_string(), e.hint()));

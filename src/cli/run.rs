@@ -21,6 +21,11 @@ use crate::tasks;
 use super::events::{EVENTS_JSONL, EventLog, Fanout};
 use super::exit;
 use super::progress::Progress;
+use super::resume::{self, Given};
+use crate::runner::CancellationToken;
+use crate::runner::journal::{self, Journal};
+use crate::runner::manifest::{Counts, MANIFEST_FORMAT, Manifest};
+use crate::runner::resume::SuitePlan;
 
 /// Arguments of `harness run`.
 #[derive(Debug, Args)]
@@ -104,9 +109,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "DOLLARS")]
     pub max_cost: Option<f64>,
 
-    /// Re-run only the runs whose outcome was `error` in this previous report folder.
-    #[arg(long, value_name = "REPORT_DIR")]
+    /// Run again the runs of this report folder that ended in an infrastructure error (a
+    /// provider, cassette or setup failure; never the model's own errors), and complete the
+    /// folder in place. The folder's options are used for every flag not given.
+    #[arg(long, value_name = "REPORT_DIR", conflicts_with = "resume")]
     pub rerun_errors: Option<PathBuf>,
+
+    /// Complete this report folder in place: run only what it is missing (runs that never
+    /// finished, interrupted ones, infrastructure errors) with its plan and options, refusing
+    /// if the suite (tasks, cassettes, harness version, options) changed since.
+    #[arg(long, value_name = "REPORT_DIR")]
+    pub resume: Option<PathBuf>,
+
+    /// Run one shard of the plan: `hash:M/N` (every run of a task in shard M of N, by a fixed
+    /// hash of the task id) or `count:M/N` (the sorted plan dealt out round-robin); M is
+    /// 1-based. `harness merge` puts the shards' reports together.
+    #[arg(long, value_name = "KIND:M/N")]
+    pub partition: Option<String>,
 
     /// No progress on stderr but errors; the summary still goes to stdout.
     #[arg(long, short = 'q')]
@@ -153,8 +172,9 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
     }
 }
 
-/// `harness run`; `vault` holds the keys sealed away at start.
-pub fn run(args: RunArgs, vault: Arc<Vault>) -> ExitCode {
+/// `harness run`; `vault` holds the keys sealed away at start, `given` names the flags given
+/// on the command line (`--resume` takes the report's for the others).
+pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
     let runtime = match super::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -163,13 +183,34 @@ pub fn run(args: RunArgs, vault: Arc<Vault>) -> ExitCode {
     if let Some(notice) = sandbox.notice() {
         super::warn(notice);
     }
-    let code = runtime.block_on(run_async(args, vault, sandbox.clone()));
+    let stop = CancellationToken::new();
+    let code = runtime.block_on(async {
+        resume::watch_signals(stop.clone(), sandbox.clone());
+        run_async(args, given, vault, sandbox.clone(), stop.clone()).await
+    });
     // Whatever a command of this invocation left running ends with the harness.
     sandbox.kill_all();
+    if stop.is_cancelled() {
+        // A cancelled tool may still be in a blocking thread (a grep of a huge tree): no waiting.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    }
     code
 }
 
-async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCode {
+async fn run_async(
+    mut args: RunArgs,
+    given: Given,
+    vault: Arc<Vault>,
+    sandbox: Sandbox,
+    stop: CancellationToken,
+) -> ExitCode {
+    // What a harness killed earlier left in the temp folder, provably dead, goes first.
+    resume::clean_stale_temp(args.quiet);
+    // `--resume DIR` / `--rerun-errors DIR`: that folder's options, unless given.
+    let continuing = match resume::continuing(&mut args, &given) {
+        Ok(continuing) => continuing,
+        Err(problems) => return super::preflight::report(&problems),
+    };
     let flag = if args.record {
         Some(CassetteMode::Record)
     } else {
@@ -193,7 +234,18 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
         Ok(catalog) => catalog,
         Err(e) => return super::usage_error(&e.to_string(), "see the README's provider section"),
     };
-    let bad_flags = super::preflight::check_flags(&args, &catalog, &models, config_path.as_deref());
+    let mut bad_flags =
+        super::preflight::check_flags(&args, &catalog, &models, config_path.as_deref());
+    let partition = match resume::partition(args.partition.as_deref(), continuing.as_ref()) {
+        Ok(partition) => partition,
+        Err(p) => {
+            // A malformed `--partition` is already among the flags' problems.
+            if !bad_flags.contains(&p) {
+                bad_flags.push(p);
+            }
+            None
+        }
+    };
     if !bad_flags.is_empty() {
         return super::preflight::report(&bad_flags);
     }
@@ -208,7 +260,10 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
         }
     };
     let selected: Vec<Arc<tasks::Task>> = selected.into_iter().map(Arc::new).collect();
-    let report_dir = fresh_report_dir(&args.reports);
+    let report_dir = match &continuing {
+        Some(c) => c.dir.clone(),
+        None => fresh_report_dir(&args.reports),
+    };
     let mut options = RunOptions::new(args.cassettes.clone(), report_dir.clone());
     options.tasks_dir = args.tasks.clone();
     options.models = models;
@@ -228,16 +283,10 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
     options.sandbox = sandbox;
     options.redactor = vault.redactor();
     options.key_env = Arc::new(move |k| vault.lookup(k));
-    let planned = match &args.rerun_errors {
-        Some(previous) => select_errors(&selected, &options, previous),
-        None => runner::plan_runs(&selected, &options).map_err(|e| e.to_string()),
-    };
-    let planned = match planned {
+    let planned = match runner::plan_runs(&selected, &options) {
         Ok(planned) => planned,
         Err(e) => {
-            let hint = if args.rerun_errors.is_some() {
-                "pass a report folder written by `harness run`".to_owned()
-            } else if selected.is_empty() {
+            let hint = if selected.is_empty() {
                 format!(
                     "`harness validate {}` lists the problems",
                     args.tasks.display()
@@ -245,53 +294,175 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
             } else {
                 "for example `--model anthropic/claude-sonnet-4-5`".to_owned()
             };
-            return super::usage_error(&e, &hint);
+            return super::usage_error(&e.to_string(), &hint);
         }
     };
-    let missing_keys = super::preflight::check_keys(&options, &planned);
+    // The whole plan, this folder's part of it, and what of that part is still to run.
+    let plan = SuitePlan::new(&selected, planned);
+    let suite = resume::suite_options(&args, &options.models, mode);
+    let config_bytes = config_path.as_deref().and_then(|p| std::fs::read(p).ok());
+    let fingerprint = runner::fingerprint::fingerprint(
+        &selected,
+        &plan.runs(),
+        &suite,
+        mode,
+        &args.cassettes,
+        config_bytes.as_deref(),
+    );
+    let part = plan.part(partition.as_ref());
+    let previous = match &continuing {
+        Some(_) => match journal::read_journal(&report_dir) {
+            Ok(previous) => previous,
+            Err(e) => return super::internal_error(&e.to_string()),
+        },
+        None => journal::JournalContents::default(),
+    };
+    for (line, why) in &previous.skipped {
+        super::warn(&format!(
+            "{}: line {line} skipped: {why}",
+            report_dir.join(journal::JOURNAL_FILE).display()
+        ));
+    }
+    let latest = previous.latest();
+    let todo = match &continuing {
+        Some(c) => part.remaining(&latest, c.how),
+        None => part.clone(),
+    };
+    if let Some(c) = &continuing {
+        if let Err(p) =
+            resume::check_same_suite(c, &fingerprint, &plan, &todo.runs(), &args.cassettes)
+        {
+            return super::preflight::report(&[p]);
+        }
+    }
+    let to_run = todo.runs();
+    let missing_keys = super::preflight::check_keys(&options, &to_run);
     if !missing_keys.is_empty() {
         return super::preflight::report(&missing_keys);
     }
-    let unplanned: Vec<&Arc<tasks::Task>> = if args.rerun_errors.is_some() {
-        Vec::new()
-    } else {
-        selected
-            .iter()
-            .filter(|t| !planned.iter().any(|p| p.task.id == t.id))
-            .collect()
+    if let Some(c) = &continuing {
+        if !args.quiet {
+            stderr!(
+                "{}: {} of its {} run(s) finished; running {}",
+                c.dir.display(),
+                part.items.len() - todo.items.len(),
+                part.items.len(),
+                to_run.len()
+            );
+        }
+    }
+
+    let started_at = continuing
+        .as_ref()
+        .map_or_else(journal::now_stamp, |c| c.manifest.started_at.clone());
+    let mut manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        harness_version: env!("CARGO_PKG_VERSION").to_owned(),
+        started_at,
+        updated_at: journal::now_stamp(),
+        interrupted: false,
+        complete: false,
+        sandbox: options.sandbox.name().to_owned(),
+        partition: partition.map(|p| p.to_string()),
+        options: suite,
+        fingerprint,
+        plan: plan.keys(),
+        counts: Counts {
+            planned: part.items.len(),
+            ..Counts::default()
+        },
+        merged_from: continuing
+            .as_ref()
+            .map(|c| c.manifest.merged_from.clone())
+            .unwrap_or_default(),
+    };
+    if let Err(e) = manifest.write(&report_dir) {
+        return super::internal_error(&e.to_string());
+    }
+    let journal = match Journal::open(&report_dir) {
+        Ok(journal) => Arc::new(journal),
+        Err(e) => return super::internal_error(&e.to_string()),
     };
     let progress = Arc::new(Progress::for_stderr(
         args.quiet,
         std::env::var_os("NO_COLOR").as_deref(),
     ));
-    let mut reporters: Vec<Arc<dyn Reporter>> = vec![progress.clone()];
-    match EventLog::create(&report_dir.join(EVENTS_JSONL)) {
+    let mut reporters: Vec<Arc<dyn Reporter>> = vec![progress.clone(), journal.clone()];
+    match EventLog::open(&report_dir.join(EVENTS_JSONL), continuing.is_some()) {
         Ok(log) => reporters.push(Arc::new(log)),
         Err(e) => stderr!(
             "error: failed to write {}: {e}",
             report_dir.join(EVENTS_JSONL).display()
         ),
     }
-    let mut records = runner::execute(planned, &options, Arc::new(Fanout(reporters))).await;
+    let execution =
+        runner::execute_until(to_run, &options, Arc::new(Fanout(reporters)), stop.clone()).await;
     progress.finish();
-    for task in unplanned {
+    let interrupted = stop.is_cancelled();
+    let mut new = execution.records;
+    for task in todo.unplanned() {
         let record =
-            runner::missing_cassette_record(task, &options.tasks_dir, &options.cassettes_dir);
+            runner::missing_cassette_record(&task, &options.tasks_dir, &options.cassettes_dir);
         stderr!(
             "error: {}",
             record.detail.as_deref().unwrap_or(&record.reason)
         );
-        records.push(record);
+        let _ = journal.append(&journal::JournalEntry::now(record.clone()));
+        new.push(record);
     }
+    if let Some(e) = journal.failure() {
+        super::warn(&format!(
+            "the journal is incomplete ({e}); `--resume` may run some finished runs again"
+        ));
+    }
+    let records = runner::resume::final_records(&part, &latest, new);
 
+    // The manifest says how far the folder got; a partial report says so first.
+    let finished: Vec<&RunRecord> = records
+        .iter()
+        .filter(|r| r.outcome != Outcome::Skipped)
+        .collect();
+    manifest.counts.finished = finished.len();
+    manifest.counts.interrupted = execution.interrupted;
+    manifest.counts.not_started = part
+        .items
+        .len()
+        .saturating_sub(finished.len() + execution.interrupted);
+    manifest.counts.outcomes = Default::default();
+    for r in &finished {
+        *manifest
+            .counts
+            .outcomes
+            .entry(r.outcome.name().to_owned())
+            .or_default() += 1;
+    }
+    manifest.interrupted = interrupted;
+    manifest.complete = !interrupted && manifest.counts.finished == part.items.len();
+    manifest.updated_at = journal::now_stamp();
+    let notice = partial_notice(&manifest, &report_dir);
     let report_options = reports::ReportOptions {
         // GitHub Actions' job summary: summary.md is appended to it.
         step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from),
+        notice: notice.clone(),
         ..reports::ReportOptions::default()
     };
     let written = reports::write_report_with(&report_dir, &records, &[], &report_options);
+    let sorted_dirs: Vec<String> = reports::sorted(&records)
+        .iter()
+        .map(|r| r.run_dir())
+        .collect();
+    if let Err(e) = crate::edits::corpus::rebuild_corpus(
+        &report_dir,
+        sorted_dirs.iter().map(String::as_str),
+        &[],
+    ) {
+        super::warn(&format!("edits.jsonl could not be written again: {e}"));
+    }
+    if let Err(e) = manifest.write(&report_dir) {
+        return super::internal_error(&e.to_string());
+    }
     let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::io::stdout().is_terminal();
     super::print_data(&reports::render_terminal_summary(&records, colour));
@@ -306,6 +477,12 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
         ),
         Ok(_) => {}
         Err(e) => return super::internal_error(&format!("could not write the reports: {e}")),
+    }
+    if interrupted {
+        if let Some(notice) = &notice {
+            stderr!("{notice}");
+        }
+        return ExitCode::from(exit::INTERRUPTED);
     }
     let snapshot = match &args.snapshot {
         None => None,
@@ -327,8 +504,40 @@ async fn run_async(args: RunArgs, vault: Arc<Vault>, sandbox: Sandbox) -> ExitCo
     ExitCode::from(run_status(&records, snapshot.as_ref()))
 }
 
+/// The line a partial report starts with (`None` for a complete one): how many runs finished,
+/// and how to finish the rest.
+fn partial_notice(manifest: &Manifest, dir: &std::path::Path) -> Option<String> {
+    if manifest.complete {
+        return None;
+    }
+    let c = &manifest.counts;
+    let what = if manifest.interrupted {
+        "Interrupted"
+    } else {
+        "Incomplete"
+    };
+    let mut parts = Vec::new();
+    if c.interrupted > 0 {
+        parts.push(format!("{} stopped mid-run", c.interrupted));
+    }
+    if c.not_started > 0 {
+        parts.push(format!("{} not started", c.not_started));
+    }
+    let detail = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
+    Some(format!(
+        "{what}: {} of {} runs finished{detail}; `harness run --resume {}` runs the rest",
+        c.finished,
+        c.planned,
+        dir.display()
+    ))
+}
+
 /// Says how the run's outcome table compares with the committed snapshot.
-fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
+pub(crate) fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
     match verdict {
         SnapshotVerdict::Equal => stderr!("snapshot {} matches", file.display()),
         SnapshotVerdict::Changed {
@@ -359,7 +568,7 @@ fn report_snapshot(file: &std::path::Path, verdict: &SnapshotVerdict) {
 /// that changed against its cassette first; then, with a snapshot, whether the table changed
 /// (a run that did not pass is expected when the snapshot says so), without one whether every
 /// run passed; then drift with every outcome held.
-fn run_status(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8 {
+pub(crate) fn run_status(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8 {
     if records
         .iter()
         .any(|r| r.outcome_change == Some(OutcomeChange::Changed))
@@ -398,40 +607,8 @@ pub(crate) fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
     vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
 }
 
-/// The runs whose outcome was `error` in the previous report at `folder`, for the tasks still
-/// selected, with the same provider, model and epoch.
-fn select_errors(
-    tasks: &[Arc<tasks::Task>],
-    options: &RunOptions,
-    folder: &std::path::Path,
-) -> Result<Vec<runner::PlannedRun>, String> {
-    let errors = reports::error_runs(folder).map_err(|e| e.to_string())?;
-    Ok(errors
-        .into_iter()
-        .filter_map(|key| {
-            let task = tasks.iter().find(|t| t.id == key.task_id)?.clone();
-            let model = ModelSelector {
-                provider: key.provider,
-                model: key.model,
-            };
-            Some(runner::PlannedRun {
-                cassette: cassettes::cassette_path(
-                    &options.cassettes_dir,
-                    &task.id,
-                    &model.provider,
-                    &model.model,
-                ),
-                task,
-                model,
-                epoch: key.epoch,
-                edit_strategy: key.edit_strategy,
-            })
-        })
-        .collect())
-}
-
 /// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.
-fn model_selectors(
+pub(crate) fn model_selectors(
     models: &[String],
     provider: Option<&str>,
 ) -> Result<Vec<ModelSelector>, String> {

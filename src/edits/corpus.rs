@@ -6,6 +6,10 @@
 //! DIR/edits/blobs/3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b
 //! ```
 //!
+//! In a report folder each run also keeps its own lines in `runs/<run>/edit-calls.jsonl`
+//! ([`RUN_EDITS_FILE`]), so that a resumed or merged report can write `edits.jsonl` again with
+//! exactly the calls of the runs it holds ([`rebuild_corpus`]).
+//!
 //! A record holds where the call came from (task, run, turn, call id), the `path` argument, the
 //! hash of the file's content before the call (`null` if it could not be read), the arguments
 //! exactly as the model sent them, and the outcome under the run's strategy (with the hash of the
@@ -79,7 +83,12 @@ pub enum Gold {
 
 /// The hex SHA-256 of `text`, the name of its blob.
 pub fn blob_id(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    sha256_hex(text.as_bytes())
+}
+
+/// The hex SHA-256 of `bytes` (blob names, and the report manifest's fingerprints).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
     for byte in digest {
         out.push_str(&format!("{byte:02x}"));
@@ -140,6 +149,34 @@ impl CorpusWriter {
         })
     }
 
+    /// Opens `dir/edits.jsonl` for appending (created if missing), creating `dir/edits/blobs`
+    /// too: a resumed report adds to the corpus it has. A line a killed harness left
+    /// half-written is cut off first.
+    pub fn append(dir: &Path) -> Result<Self, CorpusError> {
+        let file = dir.join(CORPUS_FILE);
+        let write_err = |source| CorpusError::Write {
+            path: file.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir.join(BLOBS_DIR)).map_err(write_err)?;
+        if let Ok(bytes) = std::fs::read(&file) {
+            let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            if keep < bytes.len() {
+                std::fs::write(&file, &bytes[..keep]).map_err(write_err)?;
+            }
+        }
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&file)
+            .map_err(write_err)?;
+        Ok(CorpusWriter {
+            dir: dir.to_path_buf(),
+            out: std::io::BufWriter::new(out),
+            written: Default::default(),
+        })
+    }
+
     /// Stores `text` as a blob (once) and returns its id.
     pub fn blob(&mut self, text: &str) -> Result<String, CorpusError> {
         let id = blob_id(text);
@@ -177,6 +214,70 @@ impl CorpusWriter {
             source,
         })
     }
+}
+
+/// The name of a run's own lines of `edits.jsonl`, in its run folder (`runs/<run>/`); their
+/// blobs are the report folder's.
+pub const RUN_EDITS_FILE: &str = "edit-calls.jsonl";
+
+/// Writes `records` as `run_folder/edit-calls.jsonl` (the folder is created).
+pub fn write_run_edits(run_folder: &Path, records: &[EditRecord]) -> Result<(), CorpusError> {
+    let path = run_folder.join(RUN_EDITS_FILE);
+    let mut text = String::new();
+    for r in records {
+        text.push_str(&serde_json::to_string(r).unwrap_or_default());
+        text.push('\n');
+    }
+    std::fs::create_dir_all(run_folder)
+        .and_then(|()| std::fs::write(&path, text))
+        .map_err(|source| CorpusError::Write { path, source })
+}
+
+/// Writes `dir/edits.jsonl` again (atomically) as the lines of the runs' own files
+/// (`dir/<run folder>/edit-calls.jsonl`, [`RUN_EDITS_FILE`]), in the order of `run_folders`,
+/// and copies every blob of `sources` (other report folders, for a merge) that `dir` lacks.
+/// Returns how many lines it wrote. A run without the file had no edit calls.
+pub fn rebuild_corpus<'a>(
+    dir: &Path,
+    run_folders: impl IntoIterator<Item = &'a str>,
+    sources: &[&Path],
+) -> Result<usize, CorpusError> {
+    let file = dir.join(CORPUS_FILE);
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| CorpusError::Write { path, source }
+    };
+    let blobs = dir.join(BLOBS_DIR);
+    std::fs::create_dir_all(&blobs).map_err(write_err(&blobs))?;
+    for source in sources {
+        let Ok(entries) = std::fs::read_dir(source.join(BLOBS_DIR)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let to = blobs.join(e.file_name());
+            if !to.exists() {
+                std::fs::copy(e.path(), &to).map_err(write_err(&to))?;
+            }
+        }
+    }
+    let mut text = String::new();
+    let mut lines = 0;
+    for run in run_folders {
+        let path = dir.join(run).join(RUN_EDITS_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(part) => {
+                lines += part.lines().filter(|l| !l.trim().is_empty()).count();
+                text.push_str(&part);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(CorpusError::Read { path, source }),
+        }
+    }
+    let tmp = dir.join(format!(".{CORPUS_FILE}.tmp"));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, &file))
+        .map_err(write_err(&file))?;
+    Ok(lines)
 }
 
 /// A corpus read back: the records with their line numbers, the blobs they use, and the lines

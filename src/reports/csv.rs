@@ -1,7 +1,7 @@
 //! `runs.csv` (one row per run) and `summary.csv` (one row per provider and model). The column
 //! order is fixed and documented in `COLUMNS.md`; a test keeps the two in step. New columns are
 //! appended at the end, so a column keeps its position across versions. [`read_runs_csv`] reads
-//! the run keys back (for `--rerun-errors`).
+//! the run keys back (`harness cassettes check` uses them).
 
 use std::path::Path;
 
@@ -297,8 +297,8 @@ pub struct RunKey {
 /// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
 /// found by name, so reports with more or fewer trailing columns read the same.
 ///
-/// The CLI's `--rerun-errors <report folder>` keeps the keys whose outcome is
-/// [`Outcome::Error`].
+/// [`error_runs`] keeps the keys whose outcome is [`Outcome::Error`] (`--rerun-errors` reads
+/// the report folder's journal instead, which also knows the runs that never finished).
 pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
     let read_err = |source: ::csv::Error| ReportError::Read {
         path: path.to_path_buf(),

@@ -802,6 +802,7 @@ pub fn report_html(files: &[&RunFile], name: &str) -> String {
         &rows,
         name,
         Panels::Inline(&mut load),
+        None,
     )
     .expect("writing to memory cannot fail");
     String::from_utf8(out).expect("the page is UTF-8")
@@ -809,13 +810,15 @@ pub fn report_html(files: &[&RunFile], name: &str) -> String {
 
 /// Writes `report.html` for `rows` (in report order) into `out`, a part at a time: the summary,
 /// plots, comparison and runs table from the rows alone, then, with [`Panels::Inline`], each run's
-/// panel from its run file, loaded and dropped one after the other. `path` names `out` in errors.
+/// panel from its run file, loaded and dropped one after the other. `path` names `out` in errors;
+/// `notice`, when given, is said first (an interrupted or incomplete report says so).
 pub fn write_report_html(
     out: &mut dyn Write,
     path: &Path,
     rows: &[RunRow<'_>],
     name: &str,
     panels: Panels<'_>,
+    notice: Option<&str>,
 ) -> Result<(), ReportError> {
     let io = |source| ReportError::Io {
         path: path.to_path_buf(),
@@ -831,6 +834,7 @@ pub fn write_report_html(
     let linked = matches!(panels, Panels::Linked);
     let top = html! {
         header.top {
+            @if let Some(notice) = notice { p.notice role="status" { (notice) } }
             h1 { "Harness report " span.muted { (name) } }
             p {
                 (rows.len()) " runs of " (tasks.len()) " tasks, " (arms.len()) " arm(s): "

@@ -28,7 +28,8 @@
 //! Every run has a folder with its `run.json` (a run that never started gets one holding its
 //! record alone), so [`rewrite_report`] can write the whole folder again from the run folders,
 //! and `harness compare` reads two folders back with [`read_run_files`]. [`read_runs_csv`] reads
-//! the run keys of a previous report back (for `--rerun-errors`).
+//! the run keys of a previous report back. The runner adds `report.json` (the manifest) and
+//! `journal.jsonl` (one line per finished run) beside these files; reports never read them.
 //!
 //! Depends on `conversation` and `scoring`; never on the runner.
 
@@ -132,6 +133,9 @@ pub struct ReportOptions {
     pub step_summary: Option<PathBuf>,
     /// Past these, `report.html` links each run's own page instead of holding every panel.
     pub inline: html::InlineLimit,
+    /// One line said first in `summary.md` (as a quote) and `report.html`: the report is
+    /// partial (interrupted, or merged with shards missing).
+    pub notice: Option<String>,
 }
 
 impl Default for ReportOptions {
@@ -141,6 +145,7 @@ impl Default for ReportOptions {
             junit: true,
             step_summary: None,
             inline: html::InlineLimit::default(),
+            notice: None,
         }
     }
 }
@@ -191,7 +196,10 @@ pub fn write_report_with(
         })?,
     )?;
     let summary_md = dir.join("summary.md");
-    let markdown = markdown::summary_md(&sorted);
+    let markdown = match &options.notice {
+        Some(notice) => format!("> **{notice}**\n\n{}", markdown::summary_md(&sorted)),
+        None => markdown::summary_md(&sorted),
+    };
     write_file(&summary_md, markdown.clone())?;
     // Every run file, one at a time: completed or refreshed, its record as stored and its edit
     // strategy kept, the rest (messages, tool calls, diff) dropped at once. A large report links
@@ -241,7 +249,14 @@ pub fn write_report_with(
         } else {
             html::Panels::Inline(&mut load)
         };
-        html::write_report_html(&mut out, &path, &rows, &name, panels)?;
+        html::write_report_html(
+            &mut out,
+            &path,
+            &rows,
+            &name,
+            panels,
+            options.notice.as_deref(),
+        )?;
         io::Write::flush(&mut out).map_err(io)?;
         Some(path)
     } else {

@@ -490,6 +490,23 @@ fn a_report_is_written_again_from_its_run_folders_alone() {
     let step = std::fs::read_to_string(dir.path().join("step-summary.md")).unwrap();
     assert_eq!(step.matches("# Harness results").count(), 2);
     assert!(step.starts_with(&std::fs::read_to_string(plain.join("summary.md")).unwrap()));
+    // A partial report says so first, in summary.md and report.html.
+    let partial = dir.path().join("partial");
+    let notice = ReportOptions {
+        notice: Some("Interrupted: 2 of 5 runs finished".into()),
+        ..ReportOptions::default()
+    };
+    write_report_with(&partial, &records, &[], &notice).unwrap();
+    let md = std::fs::read_to_string(partial.join("summary.md")).unwrap();
+    assert!(
+        md.starts_with("> **Interrupted: 2 of 5 runs finished**\n\n# Harness results"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(partial.join("report.html")).unwrap();
+    assert!(
+        html.contains(r#"<p class="notice" role="status">Interrupted: 2 of 5 runs finished</p>"#),
+        "{html}"
+    );
 }
 
 #[test]

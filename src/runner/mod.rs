@@ -6,7 +6,13 @@
 //! becomes that run's `error` outcome. Progress goes out as [`RunnerEvent`]s to a [`Reporter`];
 //! the runner itself never prints. Depends on everything below it; only the CLI depends on it.
 
+pub mod fingerprint;
+pub mod journal;
+pub mod manifest;
+pub mod merge;
+pub mod partition;
 mod plan;
+pub mod resume;
 mod run;
 mod session;
 
@@ -16,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 use tokio::task::{JoinError, JoinSet};
+pub use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
 use crate::cassettes::{CassetteMode, OnDivergence};
@@ -180,6 +187,8 @@ pub(crate) struct SuiteState {
     /// The report folder's edit corpus (`edits.jsonl`), one for all runs; `None` when it could
     /// not be created (each run then notes that its edits were not kept).
     pub(crate) corpus: Mutex<Option<CorpusWriter>>,
+    /// Cancelled when the harness is interrupted; each run's tools get a child of it.
+    pub(crate) interrupt: CancellationToken,
 }
 
 impl SuiteState {
@@ -199,6 +208,40 @@ pub async fn execute(
     options: &RunOptions,
     reporter: Arc<dyn Reporter>,
 ) -> Vec<RunRecord> {
+    execute_until(planned, options, reporter, CancellationToken::new())
+        .await
+        .records
+}
+
+/// What [`execute_until`] got done.
+#[derive(Debug, Default)]
+pub struct Execution {
+    /// The records of the runs that finished (or were skipped for the budget), in plan order.
+    pub records: Vec<RunRecord>,
+    /// Runs that had started when the stop came: cancelled, their processes killed, their
+    /// workspaces removed, nothing of them kept.
+    pub interrupted: usize,
+    /// Runs the stop came before.
+    pub not_started: usize,
+}
+
+/// How one run's task ended.
+enum Ended {
+    Finished(Box<RunRecord>),
+    Interrupted,
+    NotStarted,
+}
+
+/// [`execute`] until `stop` is cancelled (Ctrl-C, SIGTERM): from then on no run starts, and
+/// every running one is cancelled at once (its tools' cancellation fires, the agent loop and
+/// the checks are dropped, which kills every process they started through the sandbox and
+/// removes the workspace and scratch folders) and reported as neither finished nor recorded.
+pub async fn execute_until(
+    planned: Vec<PlannedRun>,
+    options: &RunOptions,
+    reporter: Arc<dyn Reporter>,
+    stop: CancellationToken,
+) -> Execution {
     reporter.event(&RunnerEvent::SuiteStarted {
         runs: planned.len(),
     });
@@ -207,20 +250,21 @@ pub async fn execute(
     let state = Arc::new(SuiteState {
         limiters: Mutex::new(HashMap::new()),
         spent: Mutex::new(0.0),
-        corpus: Mutex::new(CorpusWriter::create(&options.report_dir).ok()),
+        corpus: Mutex::new(CorpusWriter::append(&options.report_dir).ok()),
+        interrupt: stop.clone(),
     });
-    // Each run's record is put in its place as soon as its task ends, so that a finished run
+    // Each run's outcome is put in its place as soon as its task ends, so that a finished run
     // holds only its record: a task's cell (sized for the whole run's future) is freed when it
     // is joined, and at most `jobs` tasks are alive at once, however many runs are planned.
-    let mut records: Vec<Option<RunRecord>> = Vec::new();
-    records.resize_with(planned.len(), || None);
+    let mut ended: Vec<Option<Ended>> = Vec::new();
+    ended.resize_with(planned.len(), || None);
     let mut running = JoinSet::new();
     let mut started: HashMap<tokio::task::Id, (usize, PlannedRun)> = HashMap::new();
-    let settle = |done: Result<(tokio::task::Id, RunRecord), JoinError>,
+    let settle = |done: Result<(tokio::task::Id, Ended), JoinError>,
                   started: &mut HashMap<tokio::task::Id, (usize, PlannedRun)>,
-                  records: &mut Vec<Option<RunRecord>>| {
-        let (index, record) = match done {
-            Ok((id, record)) => (started.remove(&id).expect("a started run").0, record),
+                  ended: &mut Vec<Option<Ended>>| {
+        let (index, outcome) = match done {
+            Ok((id, outcome)) => (started.remove(&id).expect("a started run").0, outcome),
             // A panic in one run is that run's error, never the suite's.
             Err(join) => {
                 let (index, run) = started.remove(&join.id()).expect("a started run");
@@ -233,27 +277,33 @@ pub async fn execute(
                     index,
                     record: Box::new(record.clone()),
                 });
-                (index, record)
+                (index, Ended::Finished(Box::new(record)))
             }
         };
-        records[index] = Some(record);
+        ended[index] = Some(outcome);
     };
     for (index, run) in planned.into_iter().enumerate() {
         // Taking the place here, before spawning, starts the runs in plan order; runs that end
-        // while this one waits for its place are settled meanwhile.
+        // while this one waits for its place are settled meanwhile. A stop starts nothing more.
         let permit = loop {
             tokio::select! {
                 biased;
-                permit = semaphore.clone().acquire_owned() => break permit.expect("semaphore closed"),
-                Some(done) = running.join_next_with_id() => settle(done, &mut started, &mut records),
+                () = stop.cancelled() => break None,
+                permit = semaphore.clone().acquire_owned() => break Some(permit.expect("semaphore closed")),
+                Some(done) = running.join_next_with_id() => settle(done, &mut started, &mut ended),
             }
         };
+        let Some(permit) = permit else { break };
         let options = options.clone();
         let reporter = reporter.clone();
         let state = state.clone();
         let fallback = run.clone();
+        let stop = stop.clone();
         let handle = running.spawn(async move {
             let _permit = permit;
+            if stop.is_cancelled() {
+                return Ended::NotStarted;
+            }
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {
@@ -267,14 +317,20 @@ pub async fn execute(
                         ),
                     );
                     record.set_edit_strategy(&run.edit_strategy);
-                    return record;
+                    return Ended::Finished(Box::new(record));
                 }
             }
             reporter.event(&RunnerEvent::RunStarted {
                 index,
                 label: run.label(),
             });
-            let record = run::run_one(index, &run, &options, &state, reporter.clone()).await;
+            // A run starts from nothing: an earlier attempt's folder (a resumed report) goes.
+            let _fresh = std::fs::remove_dir_all(options.report_dir.join(run.run_dir()));
+            let record = tokio::select! {
+                biased;
+                () = stop.cancelled() => return Ended::Interrupted,
+                record = run::run_one(index, &run, &options, &state, reporter.clone()) => record,
+            };
             if let Some(cost) = record.cost {
                 *state.spent.lock().expect("spent") += cost;
             }
@@ -283,17 +339,22 @@ pub async fn execute(
                 index,
                 record: Box::new(record.clone()),
             });
-            record
+            Ended::Finished(Box::new(record))
         });
         started.insert(handle.id(), (index, fallback));
     }
     while let Some(done) = running.join_next_with_id().await {
-        settle(done, &mut started, &mut records);
+        settle(done, &mut started, &mut ended);
     }
-    records
-        .into_iter()
-        .map(|r| r.expect("every planned run was settled"))
-        .collect()
+    let mut out = Execution::default();
+    for outcome in ended {
+        match outcome {
+            Some(Ended::Finished(record)) => out.records.push(*record),
+            Some(Ended::Interrupted) => out.interrupted += 1,
+            Some(Ended::NotStarted) | None => out.not_started += 1,
+        }
+    }
+    out
 }
 
 /// The record of a run that could not start or crashed.

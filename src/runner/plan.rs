@@ -23,6 +23,22 @@ pub struct PlannedRun {
 }
 
 impl PlannedRun {
+    /// The run's folder under the report folder (`runs/<task>--<provider>--<model>--e<epoch>`).
+    pub fn run_dir(&self) -> String {
+        crate::scoring::run_dir_for(
+            &self.task.id,
+            &self.model.provider,
+            &self.model.model,
+            &self.edit_strategy,
+            self.epoch,
+        )
+    }
+
+    /// The run's key in the journal and the manifest: its folder's name.
+    pub fn key(&self) -> String {
+        super::journal::folder_key(&self.run_dir())
+    }
+
     /// `task provider/model` (plus `[strategy]` for another edit strategy than the default,
     /// and `#epoch` when several epochs run).
     pub fn label(&self) -> String {

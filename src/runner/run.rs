@@ -92,7 +92,7 @@ pub(super) async fn run_one(
         Err((kind, reason)) => return errored(run, kind, reason),
     };
     let mut notes: Vec<String> = Vec::new();
-    for message in session.notices(strategy.name()) {
+    for message in session.notices(strategy.name(), options.sandbox.name()) {
         reporter.event(&RunnerEvent::Notice {
             index,
             message: message.clone(),
@@ -123,6 +123,8 @@ pub(super) async fn run_one(
         &task.env,
     ));
     let mut ctx = ToolContext::new(workspace.path());
+    // An interrupt aborts the tools at once (the run itself is dropped right after).
+    ctx.cancel = state.interrupt.child_token();
     ctx.temp_dir = scratch.logs().to_path_buf();
     ctx.edit_strategy = strategy.clone();
     ctx.env = command_env.clone();
@@ -200,7 +202,8 @@ pub(super) async fn run_one(
     for note in notes {
         add_note(&mut record, note);
     }
-    if let Err(e) = keep_edits(state, &edits, &agent_run.tool_calls) {
+    let run_folder = options.report_dir.join(run.run_dir());
+    if let Err(e) = keep_edits(state, &edits, &agent_run.tool_calls, &run_folder) {
         add_note(
             &mut record,
             format!("the run's edit calls were not added to edits.jsonl: {e}"),
@@ -237,14 +240,17 @@ pub(super) async fn run_one(
             );
         }
     }
-    let header = CassetteHeader::new(
-        task.id.clone(),
-        run.model.provider.clone(),
-        run.model.model.clone(),
-        api,
-        "pi",
-        strategy.name(),
-    );
+    let header = CassetteHeader {
+        sandbox: Some(options.sandbox.name().to_owned()),
+        ..CassetteHeader::new(
+            task.id.clone(),
+            run.model.provider.clone(),
+            run.model.model.clone(),
+            api,
+            "pi",
+            strategy.name(),
+        )
+    };
     if let Some(finished) = session.finish(header, &mut record, &agent_run.stop, run, options) {
         report_finished(finished, &mut record, &*reporter, index);
     }
@@ -325,11 +331,13 @@ fn report_finished(
 }
 
 /// Adds the run's edit calls to the report folder's edit corpus, and flushes it, so the corpus
-/// holds every finished run.
+/// holds every finished run; the same lines go to the run's own `edit-calls.jsonl`, from which a
+/// resumed or merged report rebuilds its corpus.
 fn keep_edits(
     state: &SuiteState,
     edits: &CorpusRecorder,
     calls: &[crate::agent::ToolCallRecord],
+    run_folder: &Path,
 ) -> Result<(), String> {
     if edits.is_empty() {
         return Ok(());
@@ -338,10 +346,12 @@ fn keep_edits(
     let Some(writer) = corpus.as_mut() else {
         return Err("edits.jsonl could not be created in the report folder".to_owned());
     };
-    edits
-        .write(calls, writer)
-        .and_then(|_| writer.flush())
-        .map_err(|e| e.to_string())
+    let records = edits.records(calls, writer).map_err(|e| e.to_string())?;
+    for record in &records {
+        writer.record(record).map_err(|e| e.to_string())?;
+    }
+    writer.flush().map_err(|e| e.to_string())?;
+    crate::edits::corpus::write_run_edits(run_folder, &records).map_err(|e| e.to_string())
 }
 
 /// `value` with every secret `redactor` knows replaced in every string it holds (a round trip

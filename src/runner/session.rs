@@ -181,8 +181,9 @@ impl Session {
         }
     }
 
-    /// Said before the run starts: the replay runs with other settings than the recording.
-    pub(super) fn notices(&self, edit_strategy: &str) -> Vec<String> {
+    /// Said before the run starts: the replay runs with other settings (edit strategy, sandbox
+    /// tier) than the recording.
+    pub(super) fn notices(&self, edit_strategy: &str, sandbox: &str) -> Vec<String> {
         let Some(player) = self.player() else {
             return Vec::new();
         };
@@ -191,10 +192,12 @@ impl Session {
             divergence::ReplaySetup {
                 tool_profile: &header.tool_profile,
                 edit_strategy: &header.edit_strategy,
+                sandbox: header.sandbox.as_deref(),
             },
             divergence::ReplaySetup {
                 tool_profile: "pi",
                 edit_strategy,
+                sandbox: Some(sandbox),
             },
         )
         .into_iter()

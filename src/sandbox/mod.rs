@@ -24,6 +24,7 @@ pub mod env;
 pub mod output;
 pub mod process;
 pub mod secrets;
+pub mod stale;
 
 use std::fmt;
 use std::io;
@@ -239,7 +240,9 @@ impl Jail {
 }
 
 /// A run's scratch folders, removed on drop: `home/` (the commands' `HOME`), `tmp/` (their
-/// `TMPDIR`, and `/tmp` under `isolated`) and `logs/` (bash's full-output files).
+/// `TMPDIR`, and `/tmp` under `isolated`) and `logs/` (bash's full-output files), beside the
+/// owner marker ([`stale::OWNER_FILE`]) that lets a later harness remove them if this one is
+/// killed.
 #[derive(Debug)]
 pub struct Scratch {
     dir: tempfile::TempDir,
@@ -256,6 +259,8 @@ impl Scratch {
     pub fn new() -> io::Result<Scratch> {
         let dir = tempfile::Builder::new().prefix(SCRATCH_PREFIX).tempdir()?;
         let root = dir.path().canonicalize()?;
+        // First: a harness killed from here on leaves a folder the next one can prove dead.
+        stale::mark(&root)?;
         let [home, tmp, logs] = ["home", "tmp", "logs"].map(|d| root.join(d));
         for d in [&home, &tmp, &logs] {
             std::fs::create_dir(d)?;

@@ -13,6 +13,7 @@ mod providers_more;
 mod regression;
 mod report_files;
 mod reports;
+mod resume;
 mod retry;
 mod run;
 mod sandbox;

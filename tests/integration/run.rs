@@ -104,6 +104,9 @@ async fn record_then_replay_both_wire_formats() {
         let text = std::fs::read_to_string(&path).unwrap();
         let cassette = cassettes::Cassette::from_yaml(&text, &path).unwrap();
         assert_eq!(cassette.interactions.len(), requests.len(), "{api:?}");
+        // The header says which sandbox tier the recording ran under.
+        let tier = harness::sandbox::Sandbox::detect(None);
+        assert_eq!(cassette.header.sandbox.as_deref(), Some(tier.name()));
         assert_eq!(recorded.turns as usize, requests.len());
         // The first request is what the model sees before any tool ran: system prompt, tool
         // definitions, task prompt, in the provider's wire format.
@@ -141,6 +144,29 @@ async fn record_then_replay_both_wire_formats() {
             r.reason
         );
         assert!(r.turns >= 3);
+        assert!(
+            r.detail
+                .as_deref()
+                .is_none_or(|d| !d.contains("sandbox tier")),
+            "the same tier says nothing: {:?}",
+            r.detail
+        );
+    }
+
+    // A replay under another tier says so up front, in its record.
+    let mut opts = options(&cassettes_dir, &reports, CassetteMode::Replay);
+    opts.sandbox = harness::sandbox::Sandbox::none();
+    let planned = runner::plan_runs(std::slice::from_ref(&task), &opts).unwrap();
+    let tier = harness::sandbox::Sandbox::detect(None);
+    for r in runner::execute(planned, &opts, Arc::new(Silent)).await {
+        let detail = r.detail.unwrap_or_default();
+        assert!(
+            detail.contains(&format!(
+                "this replay runs with sandbox tier `none` (recorded with `{}`)",
+                tier.name()
+            )),
+            "{detail}"
+        );
     }
 }
 
@@ -380,7 +406,7 @@ fn max_cost_stops_starting_runs_once_the_budget_is_spent() {
 }
 
 #[test]
-fn rerun_errors_runs_only_the_runs_that_errored() {
+fn rerun_errors_runs_only_the_runs_that_errored_and_completes_the_report() {
     let project = project_with(&["py-median", "sh-args"]);
     let root = project.path();
     let cassette = root.join("cassettes/sh-args/openai--scripted-gpt.yaml");
@@ -396,19 +422,26 @@ fn rerun_errors_runs_only_the_runs_that_errored() {
         "{runs}"
     );
 
+    // The cassette fixed (the cassette of the errored run may change), only that run runs
+    // again, and the original report is complete.
     std::fs::write(&cassette, good).unwrap();
     let (code, stdout, stderr) = harness(
         root,
         &["run", "tasks", "--rerun-errors", first.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let rerun = std::fs::read_to_string(only_report(root).join("runs.csv")).unwrap();
+    assert!(stderr.contains("running 1"), "{stderr}");
+    assert_eq!(only_report(root), first, "no new report folder");
+    let rerun = std::fs::read_to_string(first.join("runs.csv")).unwrap();
     let rows: Vec<&str> = rerun.lines().skip(1).collect();
-    assert_eq!(rows.len(), 1, "{rerun}");
-    assert!(
-        rows[0].starts_with("sh-args,openai,scripted-gpt,1,passed"),
-        "{rerun}"
-    );
+    assert_eq!(rows.len(), 8, "{rerun}");
+    assert!(rows.iter().all(|r| r.contains(",passed,")), "{rerun}");
+    let summary = std::fs::read_to_string(first.join("summary.md")).unwrap();
+    assert!(summary.contains("8 runs of 2 tasks"), "{summary}");
+    // Nothing errored is left: a second rerun runs nothing.
+    let (code, _, stderr) = harness(root, &["run", "--rerun-errors", first.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("running 0"), "{stderr}");
 }
 
 /// A model that makes the agent print a key-shaped string: the recording refuses to write the

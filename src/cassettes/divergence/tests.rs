@@ -499,22 +499,35 @@ fn a_replay_under_another_setup_says_so() {
     let rec = ReplaySetup {
         tool_profile: "pi",
         edit_strategy: "pi",
+        sandbox: Some("isolated"),
     };
     assert_eq!(setup_mismatch(rec, rec), None);
     let now = ReplaySetup {
-        tool_profile: "pi",
         edit_strategy: "exact",
+        ..rec
     };
     insta::assert_snapshot!(setup_mismatch(rec, now).unwrap(), @"this replay runs with edit strategy `exact` (recorded with `pi`); tool definitions and tool results may differ from the recording for that reason alone");
     let both = ReplaySetup {
         tool_profile: "minimal",
         edit_strategy: "exact",
+        sandbox: Some("isolated"),
     };
     assert!(
         setup_mismatch(rec, both)
             .unwrap()
             .starts_with("this replay runs with tool profile `minimal` (recorded with `pi`) and edit strategy `exact`")
     );
+    // Another sandbox tier is said up front; an unknown recorded tier (an older cassette) is not.
+    let tier = ReplaySetup {
+        sandbox: Some("none"),
+        ..rec
+    };
+    insta::assert_snapshot!(setup_mismatch(rec, tier).unwrap(), @"this replay runs with sandbox tier `none` (recorded with `isolated`); tool definitions and tool results may differ from the recording for that reason alone");
+    let unknown = ReplaySetup {
+        sandbox: None,
+        ..rec
+    };
+    assert_eq!(setup_mismatch(unknown, tier), None);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,281 @@
+//! The plan of a report folder and how to finish it: every entry of the plan (each planned run,
+//! and each selected task that got no run because it has no cassette to replay), which of them
+//! this folder holds (its partition), which still have to run when a folder is resumed
+//! (`--resume`: missing or an infrastructure error; `--rerun-errors`: infrastructure errors
+//! only), and the records the folder ends with (the last attempt of each run).
+//!
+//! Pure bookkeeping over keys, journals and records; the CLI does the running and the writing.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::scoring::{Outcome, RunRecord};
+use crate::tasks::Task;
+
+use super::PlannedRun;
+use super::journal::{JournalEntry, folder_key, record_key};
+use super::partition::{Partition, PlanOrder};
+
+/// One entry of the plan.
+#[derive(Debug, Clone)]
+pub struct PlanItem {
+    /// The run's key (its folder's name under `runs/`).
+    pub key: String,
+    pub order: PlanOrder,
+    pub task: Arc<Task>,
+    /// The run to make; `None` for a task without a cassette to replay, whose record says so.
+    pub run: Option<PlannedRun>,
+}
+
+/// The whole plan of a suite, in report order.
+#[derive(Debug, Clone, Default)]
+pub struct SuitePlan {
+    pub items: Vec<PlanItem>,
+}
+
+impl SuitePlan {
+    /// The plan of `planned`, with an entry for every task of `tasks` that has no planned run.
+    pub fn new(tasks: &[Arc<Task>], planned: Vec<PlannedRun>) -> SuitePlan {
+        let mut items: Vec<PlanItem> = Vec::with_capacity(planned.len());
+        for task in tasks {
+            if !planned.iter().any(|p| p.task.id == task.id) {
+                let order = PlanOrder {
+                    task: task.id.clone(),
+                    provider: "-".into(),
+                    model: "-".into(),
+                    other_strategy: false,
+                    edit_strategy: crate::scoring::DEFAULT_EDIT_STRATEGY.into(),
+                    epoch: 1,
+                };
+                items.push(PlanItem {
+                    key: folder_key(&crate::scoring::run_dir_for(
+                        &task.id,
+                        "-",
+                        "-",
+                        crate::scoring::DEFAULT_EDIT_STRATEGY,
+                        1,
+                    )),
+                    order,
+                    task: task.clone(),
+                    run: None,
+                });
+            }
+        }
+        for run in planned {
+            items.push(PlanItem {
+                key: run.key(),
+                order: PlanOrder::of(&run),
+                task: run.task.clone(),
+                run: Some(run),
+            });
+        }
+        items.sort_by(|a, b| a.order.cmp(&b.order));
+        SuitePlan { items }
+    }
+
+    /// Every key, in report order.
+    pub fn keys(&self) -> Vec<String> {
+        self.items.iter().map(|i| i.key.clone()).collect()
+    }
+
+    /// The part of the plan `partition` selects (all of it without one).
+    pub fn part(&self, partition: Option<&Partition>) -> SuitePlan {
+        let Some(partition) = partition else {
+            return self.clone();
+        };
+        let orders: Vec<PlanOrder> = self.items.iter().map(|i| i.order.clone()).collect();
+        let mine = partition.assign(&orders);
+        SuitePlan {
+            items: self
+                .items
+                .iter()
+                .zip(mine)
+                .filter(|(_, keep)| *keep)
+                .map(|(item, _)| item.clone())
+                .collect(),
+        }
+    }
+
+    /// The planned runs, in report order.
+    pub fn runs(&self) -> Vec<PlannedRun> {
+        self.items.iter().filter_map(|i| i.run.clone()).collect()
+    }
+
+    /// The tasks without a planned run.
+    pub fn unplanned(&self) -> Vec<Arc<Task>> {
+        self.items
+            .iter()
+            .filter(|i| i.run.is_none())
+            .map(|i| i.task.clone())
+            .collect()
+    }
+
+    /// The items [`Continuation`] says still have to run, given the last journal entry of each
+    /// run; tasks without a run are always in (their record is cheap and always the same).
+    pub fn remaining(&self, latest: &HashMap<&str, &JournalEntry>, how: Continuation) -> SuitePlan {
+        SuitePlan {
+            items: self
+                .items
+                .iter()
+                .filter(|item| {
+                    item.run.is_none() || how.runs_again(latest.get(item.key.as_str()).copied())
+                })
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// What a folder run again (`--resume`, `--rerun-errors`) runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Continuation {
+    /// `--resume`: runs that never finished, and infrastructure errors.
+    Resume,
+    /// `--rerun-errors`: infrastructure errors only.
+    RerunErrors,
+}
+
+impl Continuation {
+    /// Whether a run whose last journal entry is `entry` runs again.
+    pub fn runs_again(self, entry: Option<&JournalEntry>) -> bool {
+        match (self, entry) {
+            (Continuation::Resume, None) => true,
+            (Continuation::RerunErrors, None) => false,
+            (_, Some(e)) => e.record.is_infrastructure_error(),
+        }
+    }
+}
+
+/// The records a folder ends with: for each key of `part`, the last of `previous` (the journal
+/// before this invocation) and `new` (this invocation's records, in any order); a run skipped
+/// now (the budget) keeps an earlier real attempt. Sorted in report order.
+pub fn final_records(
+    part: &SuitePlan,
+    previous: &HashMap<&str, &JournalEntry>,
+    new: Vec<RunRecord>,
+) -> Vec<RunRecord> {
+    let mut by_key: HashMap<String, RunRecord> = HashMap::new();
+    for item in &part.items {
+        if let Some(e) = previous.get(item.key.as_str()) {
+            by_key.insert(item.key.clone(), e.record.clone());
+        }
+    }
+    for record in new {
+        let key = record_key(&record);
+        if record.outcome == Outcome::Skipped && by_key.contains_key(&key) {
+            continue;
+        }
+        by_key.insert(key, record);
+    }
+    let mut out: Vec<RunRecord> = part
+        .items
+        .iter()
+        .filter_map(|i| by_key.remove(&i.key))
+        .collect();
+    // Anything not in the plan (it should not happen) is kept rather than lost.
+    out.extend(by_key.into_values());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::catalog::ModelSelector;
+    use crate::scoring::skipped_record;
+
+    fn task(id: &str) -> Arc<Task> {
+        Arc::new(Task {
+            id: id.into(),
+            dir: id.into(),
+            repo: format!("{id}/repo").into(),
+            prompt: String::new(),
+            system_prompt: None,
+            tools: crate::tools::ToolSetSpec::Coding,
+            checks: vec![],
+            limits: Default::default(),
+            tags: vec![],
+            normalize: vec![],
+            normalize_defaults: true,
+            env: vec![],
+        })
+    }
+
+    fn run(task: &Arc<Task>, epoch: u32) -> PlannedRun {
+        PlannedRun {
+            task: task.clone(),
+            model: ModelSelector {
+                provider: "p".into(),
+                model: "m".into(),
+            },
+            epoch,
+            edit_strategy: "pi".into(),
+            cassette: "c.yaml".into(),
+        }
+    }
+
+    fn entry(key_task: &str, epoch: u32, outcome: Outcome, kind: Option<&str>) -> JournalEntry {
+        let mut r = skipped_record(key_task, "p", "m", epoch, "");
+        r.outcome = outcome;
+        r.error_kind = kind.map(str::to_owned);
+        JournalEntry::now(r)
+    }
+
+    #[test]
+    fn the_plan_sorts_and_names_tasks_without_runs() {
+        let (a, b, c) = (task("a"), task("b"), task("c"));
+        let plan = SuitePlan::new(
+            &[c.clone(), a.clone(), b.clone()],
+            vec![run(&c, 2), run(&a, 1), run(&c, 1)],
+        );
+        assert_eq!(
+            plan.keys(),
+            ["a--p--m--e1", "b--------e1", "c--p--m--e1", "c--p--m--e2"]
+        );
+        assert_eq!(plan.unplanned()[0].id, "b");
+        assert_eq!(plan.runs().len(), 3);
+        let part = plan.part(Some(&"count:2/2".parse().unwrap()));
+        assert_eq!(part.keys(), ["b--------e1", "c--p--m--e2"]);
+    }
+
+    #[test]
+    fn resume_runs_the_missing_and_the_infrastructure_errors() {
+        let (a, b) = (task("a"), task("b"));
+        let plan = SuitePlan::new(
+            &[a.clone(), b.clone()],
+            vec![run(&a, 1), run(&a, 2), run(&a, 3), run(&b, 1)],
+        );
+        let journal = [
+            entry("a", 1, Outcome::Passed, None),
+            entry("a", 2, Outcome::Error, Some("rate_limited")),
+            entry("a", 3, Outcome::Error, Some("model_error")),
+        ];
+        let latest: HashMap<&str, &JournalEntry> =
+            journal.iter().map(|e| (e.run.as_str(), e)).collect();
+        assert_eq!(
+            plan.remaining(&latest, Continuation::Resume).keys(),
+            ["a--p--m--e2", "b--p--m--e1"],
+            "a model error is a verdict; a rate limit and a missing run are not"
+        );
+        assert_eq!(
+            plan.remaining(&latest, Continuation::RerunErrors).keys(),
+            ["a--p--m--e2"]
+        );
+        // The last attempt wins; a run skipped now keeps its earlier attempt.
+        let mut retried = skipped_record("a", "p", "m", 2, "");
+        retried.outcome = Outcome::Passed;
+        let skipped = skipped_record("b", "p", "m", 1, "budget");
+        let mut skipped_again = skipped_record("a", "p", "m", 3, "budget");
+        skipped_again.outcome = Outcome::Skipped;
+        let done = final_records(&plan, &latest, vec![retried, skipped, skipped_again]);
+        let got: Vec<(String, Outcome)> = done.iter().map(|r| (record_key(r), r.outcome)).collect();
+        assert_eq!(
+            got,
+            [
+                ("a--p--m--e1".to_owned(), Outcome::Passed),
+                ("a--p--m--e2".to_owned(), Outcome::Passed),
+                ("a--p--m--e3".to_owned(), Outcome::Error),
+                ("b--p--m--e1".to_owned(), Outcome::Skipped),
+            ]
+        );
+    }
+}
