@@ -68,7 +68,11 @@ fn harness(project: &Path, args: &[&str]) -> Command {
 }
 
 fn only_folder(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).next()
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .next()
 }
 
 /// `runs.csv` without its timing columns.
@@ -82,10 +86,12 @@ fn without_timings(text: &str) -> String {
         .map(|(i, _)| i)
         .collect();
     let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record(keep.iter().map(|&i| &headers[i])).expect("csv");
+    out.write_record(keep.iter().map(|&i| &headers[i]))
+        .expect("csv");
     for row in reader.records() {
         let row = row.expect("row");
-        out.write_record(keep.iter().map(|&i| &row[i])).expect("csv");
+        out.write_record(keep.iter().map(|&i| &row[i]))
+            .expect("csv");
     }
     String::from_utf8(out.into_inner().expect("csv")).expect("utf-8")
 }
@@ -144,7 +150,10 @@ fn main() {
     let straight = only_folder(&straight_project.path().join("reports")).expect("report");
     let want = comparable(&straight).expect("straight report");
     let runs = TASKS.len() * 4;
-    assert!(problems(&straight, runs).is_empty(), "the straight run is complete");
+    assert!(
+        problems(&straight, runs).is_empty(),
+        "the straight run is complete"
+    );
     println!(
         "straight run: {runs} runs in {:.1} s; killing at random in [0.3 s, {:.1} s]",
         straight_time.as_secs_f64(),
@@ -199,10 +208,16 @@ fn main() {
             "trial {trial:>2}: killed at {:>5.2} s ({}; {journaled:>2} runs journaled, {left} temp folders left), {resumes} resume(s): {}",
             at.as_secs_f64(),
             if killed { "SIGKILL" } else { "had ended" },
-            if ok { "correct".to_owned() } else { why.join("; ") }
+            if ok {
+                "correct".to_owned()
+            } else {
+                why.join("; ")
+            }
         );
     }
-    println!("{correct} of {TRIALS} resumed to a complete, duplicate-free report equal to the straight run");
+    println!(
+        "{correct} of {TRIALS} resumed to a complete, duplicate-free report equal to the straight run"
+    );
     if correct != TRIALS {
         std::process::exit(1);
     }

@@ -43,6 +43,9 @@ pub struct Unused {
     pub task: String,
     pub provider: String,
     pub model: String,
+    /// The edit strategy the replay ran with: only a replay under the cassette's own strategy
+    /// says anything about the recording (another arm's run is expected to go its own way).
+    pub edit_strategy: String,
     pub unused: u32,
 }
 
@@ -111,6 +114,9 @@ pub fn check_dir(dir: &Path, tasks: &[TaskInfo], unused: &[Unused]) -> Vec<Findi
     }
     for u in unused {
         let path = cassette_path(dir, &u.task, &u.provider, &u.model);
+        if read_header(&path).is_ok_and(|h| h.edit_strategy != u.edit_strategy) {
+            continue;
+        }
         find(
             &mut out,
             &path,

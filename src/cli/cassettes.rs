@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 use globset::{Glob, GlobMatcher};
 
 use crate::cassettes::check::{TaskInfo, Unused, check_dir};
+use crate::cassettes::divergence::DivergenceKind;
 use crate::cassettes::format::{Cassette, FORMAT_VERSION};
 use crate::cassettes::recorder::write_cassette;
 use crate::cassettes::review::{self, Pending, PendingKind};
@@ -100,14 +101,24 @@ fn check(args: CheckArgs) -> ExitCode {
     let mut unused = Vec::new();
     if let Some(dir) = &report {
         match crate::reports::read_runs_csv(&dir.join("runs.csv")) {
-            Ok(keys) => unused.extend(keys.into_iter().filter(|k| k.unused_interactions > 0).map(
-                |k| Unused {
-                    task: k.task_id,
-                    provider: k.provider,
-                    model: k.model,
-                    unused: k.unused_interactions,
-                },
-            )),
+            // A replay stopped at a divergence of its requests leaves the rest unused by design:
+            // that divergence is what the run reports, not a recording that went on.
+            Ok(keys) => unused.extend(
+                keys.into_iter()
+                    .filter(|k| {
+                        k.unused_interactions > 0
+                            && k.divergence_kind
+                                .as_deref()
+                                .is_none_or(|d| d == DivergenceKind::MissingRequests.as_str())
+                    })
+                    .map(|k| Unused {
+                        task: k.task_id,
+                        provider: k.provider,
+                        model: k.model,
+                        edit_strategy: k.edit_strategy,
+                        unused: k.unused_interactions,
+                    }),
+            ),
             Err(e) if args.report.is_some() => {
                 return super::usage_error(
                     &e.to_string(),

@@ -387,7 +387,9 @@ async fn run_async(
         args.quiet,
         std::env::var_os("NO_COLOR").as_deref(),
     ));
-    let mut reporters: Vec<Arc<dyn Reporter>> = vec![progress.clone(), journal.clone()];
+    // The journal first: a run the progress line says finished is already on disk, so a kill
+    // right after the line loses nothing.
+    let mut reporters: Vec<Arc<dyn Reporter>> = vec![journal.clone(), progress.clone()];
     match EventLog::open(&report_dir.join(EVENTS_JSONL), continuing.is_some()) {
         Ok(log) => reporters.push(Arc::new(log)),
         Err(e) => stderr!(

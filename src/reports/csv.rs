@@ -292,6 +292,8 @@ pub struct RunKey {
     pub unused_interactions: u32,
     /// The `edit_strategy` cell (the default strategy when empty or absent).
     pub edit_strategy: String,
+    /// The `divergence_kind` cell, the first divergence's kind (`None` when empty or absent).
+    pub divergence_kind: Option<String>,
 }
 
 /// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
@@ -325,6 +327,7 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
     let error_kind = column("error_kind");
     let unused = column("unused_interactions");
     let strategy = column("edit_strategy");
+    let divergence_kind = column("divergence_kind");
     let mut keys = Vec::new();
     for row in reader.records() {
         let row = row.map_err(read_err)?;
@@ -351,6 +354,10 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
                 .filter(|c| !c.is_empty())
                 .unwrap_or(crate::scoring::DEFAULT_EDIT_STRATEGY)
                 .to_owned(),
+            divergence_kind: divergence_kind
+                .map(cell)
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned),
         });
     }
     Ok(keys)

@@ -766,6 +766,7 @@ fn read_runs_csv_round_trips_write_report() {
             error_kind: r.error_kind.clone(),
             unused_interactions: 0,
             edit_strategy: "pi".into(),
+            divergence_kind: None,
         })
         .collect();
     assert_eq!(keys, expected);
@@ -799,6 +800,7 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
             error_kind: None,
             unused_interactions: 0,
             edit_strategy: "pi".into(),
+            divergence_kind: None,
         }
     );
     assert_eq!(keys[1].outcome, Outcome::Passed);

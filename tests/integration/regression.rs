@@ -519,3 +519,46 @@ async fn the_full_output_path_is_a_placeholder_in_the_cassette() {
     assert_eq!(replayed.outcome, Outcome::Passed, "{}", replayed.reason);
     assert_eq!(replayed.divergences, 0);
 }
+
+/// `cassettes check` reads the newest report for recordings that went on past the replay: a run
+/// that stopped at a divergence, or ran under another edit strategy than its recording, says
+/// nothing about that (no finding); a clean replay cut short by a smaller turn limit does.
+#[test]
+fn cassettes_check_reads_unused_interactions_only_from_replays_of_the_recording() {
+    let project = shipped_copy();
+    let root = project.path();
+    // Under `exact`, py-slugify's fuzzy edit fails: the replay diverges and stops there.
+    let (code, stdout, stderr) = harness(
+        root,
+        &[
+            "run",
+            "tasks",
+            "--task",
+            "py-slugify",
+            "--edit-strategy",
+            "exact",
+        ],
+    );
+    assert_ne!(code, 0, "{stdout}\n{stderr}");
+    let unused = column(root, "unused_interactions");
+    assert!(
+        report_rows(root).iter().any(|r| &r[unused] != "0"),
+        "the diverged replays left interactions unused"
+    );
+    let (code, stdout, stderr) = harness(root, &["cassettes", "check"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("no problems"), "{stderr}");
+
+    // The same task allowed two turns: each replay ends early with the recording unused.
+    let yaml = root.join("tasks/py-slugify/task.yaml");
+    let text = std::fs::read_to_string(&yaml).unwrap();
+    std::fs::write(&yaml, text.replace("turns: 12", "turns: 2")).unwrap();
+    harness(root, &["run", "tasks", "--task", "py-slugify"]);
+    let (code, stdout, stderr) = harness(root, &["cassettes", "check"]);
+    assert_eq!(code, 100, "{stdout}\n{stderr}");
+    assert_eq!(
+        stdout.matches("recorded interactions unused").count(),
+        4,
+        "one per wire format: {stdout}"
+    );
+}

@@ -83,6 +83,7 @@ fn a_report_reads_back_its_error_runs_and_keeps_infra_errors_out_of_pass_rates()
             error_kind: Some("rate_limited".into()),
             unused_interactions: 0,
             edit_strategy: "pi".into(),
+            divergence_kind: None,
         }]
     );
 
