@@ -189,6 +189,8 @@ pub(crate) struct SuiteState {
     pub(crate) corpus: Mutex<Option<CorpusWriter>>,
     /// Cancelled when the harness is interrupted; each run's tools get a child of it.
     pub(crate) interrupt: CancellationToken,
+    /// The suite's HTTP client for live providers, made by the first run that needs it.
+    pub(crate) live: std::sync::OnceLock<Arc<crate::providers::live::LiveTransport>>,
 }
 
 impl SuiteState {
@@ -252,6 +254,7 @@ pub async fn execute_until(
         spent: Mutex::new(0.0),
         corpus: Mutex::new(CorpusWriter::append(&options.report_dir).ok()),
         interrupt: stop.clone(),
+        live: std::sync::OnceLock::new(),
     });
     // Each run's outcome is put in its place as soon as its task ends, so that a finished run
     // holds only its record: a task's cell (sized for the whole run's future) is freed when it

@@ -87,6 +87,7 @@ pub(super) async fn run_one(
         rules,
         (workspace.path(), &scratch),
         &spec.api_key,
+        &state.live,
     ) {
         Ok(session) => session,
         Err((kind, reason)) => return errored(run, kind, reason),

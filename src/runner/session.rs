@@ -8,7 +8,7 @@
 //! review) and says so. The runner calls these three and knows nothing else of the modes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::agent::StopCause;
 use crate::cassettes::compare::PathMap;
@@ -67,7 +67,8 @@ pub(super) fn path_map(workspace: &Path, scratch: &Scratch, placeholder: &str) -
 
 impl Session {
     /// The session for `plan`. `rules` apply at compare time; `api_key` is scanned for before a
-    /// cassette is written.
+    /// cassette is written; `shared` is the suite's one HTTP client, made by the first run that
+    /// goes live (its connection pool serves every run: no handshake per run).
     pub(super) fn open(
         plan: CassettePlan,
         run: &PlannedRun,
@@ -75,12 +76,15 @@ impl Session {
         rules: Vec<NormalizeRule>,
         (workspace, scratch): (&Path, &Scratch),
         api_key: &Option<String>,
+        shared: &OnceLock<Arc<LiveTransport>>,
     ) -> Result<Session, OpenError> {
         let secrets: Vec<String> = api_key.iter().cloned().collect();
         let live = || -> Result<Arc<dyn Transport>, OpenError> {
-            Ok(Arc::new(
-                LiveTransport::new().map_err(|e| ("setup", e.to_string()))?,
-            ))
+            if let Some(t) = shared.get() {
+                return Ok(t.clone());
+            }
+            let made = Arc::new(LiveTransport::new().map_err(|e| ("setup", e.to_string()))?);
+            Ok(shared.get_or_init(|| made).clone())
         };
         let replay = |policy| -> Result<Player, OpenError> {
             let cassette = Cassette::load(&run.cassette).map_err(|e| {

@@ -312,6 +312,8 @@ fn probe_bwrap() -> Result<process::Bwrap, String> {
     };
     let mut args = bwrap.args(&process::Mounts::default(), Path::new("/"));
     args.extend(["--".into(), "true".into()]);
+    // An own child while it runs: no reaper of orphans may take its exit status.
+    let own = process::own_children();
     let out = std::process::Command::new(&bwrap.path)
         .args(&args)
         .env_clear()
@@ -319,6 +321,7 @@ fn probe_bwrap() -> Result<process::Bwrap, String> {
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("sandbox: bubblewrap could not be started: {e}"))?;
+    drop(own);
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         return Err(format!(

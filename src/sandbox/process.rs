@@ -14,6 +14,15 @@
 //! of the harness that is not one of its own commands: an untagged process whose program is not
 //! the harness itself (a command between `fork` and `exec` still is).
 //!
+//! A subreaper must also reap what it adopts: an orphan it killed, and (under `isolated`, on
+//! every command) bubblewrap's PID-namespace init, which outlives the bubblewrap process the
+//! harness waits for by a moment. [`kill_orphans`] reaps every zombie child that is not one the
+//! harness waits for itself ([`own_children`]), so zombies never pile up over a long suite.
+//! Under `isolated` a command's cleanup skips the machine-wide scans (nothing can leave the
+//! namespace, whose processes the kernel kills when its init dies) and reaps at most every
+//! [`REAP_EVERY`]: with hundreds of runs in flight a scan of `/proc` per command would be the
+//! harness's main cost.
+//!
 //! What is still out of reach, outside `isolated`: a process that makes itself unreadable
 //! (non-dumpable, or another user) after dropping its environment, or is started by a service
 //! outside the tree (`systemd-run`, `at`, a container daemon); and, when the harness itself is
@@ -25,9 +34,10 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
@@ -37,6 +47,21 @@ pub const TAG_VAR: &str = "HARNESS_SANDBOX_TAG";
 
 /// Kill passes at most (each sleeps a moment so the killed can die and the forked can appear).
 const MAX_PASSES: usize = 50;
+
+/// Under `isolated`, how often at most a command's cleanup looks for adopted zombies to reap.
+pub const REAP_EVERY: Duration = Duration::from_millis(100);
+
+/// The children this process spawned and waits for itself (by pid): [`kill_orphans`] never
+/// reaps them, or their owner's `wait` would find nothing. Every spawn of a child that is waited
+/// for holds this lock from before the fork until its pid is in, so a scan that holds it cannot
+/// see an own child it does not know.
+static OWN_CHILDREN: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// The registry of own children, locked (see [`OWN_CHILDREN`]). Spawn while holding it and
+/// insert the child's pid; remove it once the child is waited for.
+pub(crate) fn own_children() -> MutexGuard<'static, BTreeSet<i32>> {
+    OWN_CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Hands out the tags of one [`super::Sandbox`]: `<instance>-<n>`.
 #[derive(Debug)]
@@ -170,7 +195,14 @@ pub(crate) fn spawn(
         .stdout(spec.stdout)
         .stderr(spec.stderr)
         .process_group(0);
-    let spawned = cmd.spawn();
+    let spawned = {
+        let mut own = own_children();
+        let spawned = cmd.spawn();
+        if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
+            own.insert(pid as i32);
+        }
+        spawned
+    };
     // The Command holds copies of the caller's pipe ends; let them go so EOF can arrive.
     drop(cmd);
     let child = spawned?;
@@ -179,6 +211,7 @@ pub(crate) fn spawn(
         child,
         tag,
         pgid,
+        isolated: bwrap.is_some(),
         cleaned: false,
     })
 }
@@ -188,6 +221,8 @@ pub struct Spawned {
     pub child: tokio::process::Child,
     tag: String,
     pgid: Option<i32>,
+    /// Run in its own PID namespace (bubblewrap): nothing it starts can leave it.
+    isolated: bool,
     cleaned: bool,
 }
 
@@ -209,17 +244,49 @@ impl Spawned {
 
     /// Kills the command and every process it started (see the module docs).
     pub async fn kill_all(&mut self) {
-        let tag = self.tag.clone();
-        let pgid = self.pgid;
-        let _done = tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
+        if self.isolated {
+            self.kill_namespace();
+        } else {
+            let tag = self.tag.clone();
+            let pgid = self.pgid;
+            let _done = tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
+        }
         self.cleaned = true;
+    }
+
+    /// Under `isolated`: kills bubblewrap's group, whose namespace init then dies
+    /// (`--die-with-parent`) and takes every process of the namespace with it; reaps adopted
+    /// zombies at most every [`REAP_EVERY`].
+    fn kill_namespace(&self) {
+        self.kill_group();
+        static LAST_REAP: Mutex<Option<Instant>> = Mutex::new(None);
+        let due = {
+            let mut last = LAST_REAP.lock().unwrap_or_else(|e| e.into_inner());
+            let due = last.is_none_or(|t| t.elapsed() >= REAP_EVERY);
+            if due {
+                *last = Some(Instant::now());
+            }
+            due
+        };
+        if due {
+            kill_orphans();
+        }
     }
 }
 
 impl Drop for Spawned {
     fn drop(&mut self) {
         if !self.cleaned {
-            kill_tagged(self.pgid, &self.tag, true);
+            if self.isolated {
+                self.kill_namespace();
+            } else {
+                kill_tagged(self.pgid, &self.tag, true);
+            }
+        }
+        // Waited for by now, or handed to tokio's reaper of dropped children: no longer one
+        // [`kill_orphans`] must leave alone.
+        if let Some(pid) = self.pgid {
+            own_children().remove(&pid);
         }
     }
 }
@@ -257,7 +324,9 @@ pub fn become_subreaper() -> io::Result<()> {
 /// command forked but not yet exec'd is still this program, with this environment). With
 /// [`become_subreaper`], that is every orphan whose command dropped its tag (`env -i setsid`);
 /// without it there are none, and nothing is done: a process that is not a subreaper (a test
-/// binary calling the library) may well have children of its own. Returns how many were killed.
+/// binary calling the library) may well have children of its own. Reaps every zombie child
+/// that is not an own one ([`own_children`]): the orphans it killed, and those that ended on
+/// their own. Returns how many were killed.
 pub fn kill_orphans() -> usize {
     if !nix::sys::prctl::get_child_subreaper().unwrap_or(false) {
         return 0;
@@ -266,8 +335,12 @@ pub fn kill_orphans() -> usize {
     let my_exe = std::fs::read_link("/proc/self/exe").ok();
     let mut killed = 0;
     for _ in 0..MAX_PASSES {
-        let found: Vec<i32> = children_of(me)
+        let children = children_of(me);
+        reap_adopted(&children);
+        let found: Vec<i32> = children
             .into_iter()
+            .filter(|c| !c.zombie)
+            .map(|c| c.pid)
             .filter(|&pid| {
                 let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
                 if exe.is_some() && exe == my_exe {
@@ -292,8 +365,27 @@ pub fn kill_orphans() -> usize {
     killed
 }
 
-/// The live (not zombie) children of `parent`, from `/proc/*/stat`.
-fn children_of(parent: i32) -> Vec<i32> {
+/// Reaps the zombies among `children` that no one else waits for.
+fn reap_adopted(children: &[Child]) {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    if !children.iter().any(|c| c.zombie) {
+        return;
+    }
+    let own = own_children();
+    for c in children.iter().filter(|c| c.zombie && !own.contains(&c.pid)) {
+        let _reaped = waitpid(Pid::from_raw(c.pid), Some(WaitPidFlag::WNOHANG));
+    }
+}
+
+/// A child process, as `/proc/<pid>/stat` shows it.
+#[derive(Debug, Clone, Copy)]
+struct Child {
+    pid: i32,
+    zombie: bool,
+}
+
+/// The children of `parent`, from `/proc/*/stat` (a dead one not yet reaped is a zombie).
+fn children_of(parent: i32) -> Vec<Child> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -312,8 +404,11 @@ fn children_of(parent: i32) -> Vec<i32> {
         let mut fields = rest.split_whitespace();
         let state = fields.next().unwrap_or("");
         let ppid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid == parent && state != "Z" && state != "X" {
-            out.push(pid);
+        if ppid == parent && state != "X" {
+            out.push(Child {
+                pid,
+                zombie: state == "Z",
+            });
         }
     }
     out

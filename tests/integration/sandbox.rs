@@ -660,6 +660,86 @@ fn a_whole_run_leaves_no_process_behind() {
     }
 }
 
+/// The zombie children of `pid`, from `/proc/*/stat`.
+fn zombie_children(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+            let mut fields = rest.split_whitespace();
+            let state = fields.next().unwrap_or("");
+            let ppid = fields.next().and_then(|p| p.parse::<u32>().ok());
+            state == "Z" && ppid == Some(pid)
+        })
+        .count()
+}
+
+#[test]
+fn an_adopted_process_is_reaped_so_zombies_never_pile_up() {
+    // The harness is a child subreaper: an orphan it kills (`env -i setsid`, outside
+    // `isolated`) and, under `isolated`, bubblewrap's namespace init after every command become
+    // its children. Unreaped they would pile up, one or more per command, for the whole suite.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let calls = 30;
+    let mut tiers = vec![Tier::None];
+    if isolated_or_skip("an_adopted_process_is_reaped_so_zombies_never_pile_up (isolated)")
+        .is_some()
+    {
+        tiers.push(Tier::Isolated);
+    }
+    for tier in tiers {
+        let mark = unique_sleep();
+        let call = format!(
+            "  - tool_calls:\n      - name: bash\n        arguments: {{command: 'env -i setsid sleep {mark} >/dev/null 2>&1 & sleep 0.05'}}\n"
+        );
+        let script = testkit::parse_script(
+            &format!("turns:\n{}  - text: done\n", call.repeat(calls)),
+            "zombies.yaml",
+        )
+        .unwrap();
+        let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("tasks/zombies");
+        std::fs::create_dir_all(task.join("repo")).unwrap();
+        std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
+        std::fs::write(
+            task.join("task.yaml"),
+            "id: zombies\nprompt: p\nlimits: {turns: 40}\nchecks:\n  - run: 'true'\n",
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "tasks", "--cassette-mode", "live", "-q"])
+            .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
+            .arg("--base-url")
+            .arg(server.base_url())
+            .current_dir(dir.path())
+            .env(
+                "ANTHROPIC_API_KEY",
+                "sk-ant-api03-fakefakefakefakefake0123456789",
+            )
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut most = 0;
+        while child.try_wait().unwrap().is_none() {
+            most = most.max(zombie_children(child.id()));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+        assert!(stdout.contains("passed"), "{tier}: {stdout}");
+        assert!(
+            most <= 5,
+            "{tier}: {most} zombie children at once over {calls} commands"
+        );
+        assert!(processes_with(&mark).is_empty(), "{tier}");
+        drop(server);
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Point 5: bounded work (the sandbox's and the tools' parts)
 // ------------------------------------------------------------------------------------------------
