@@ -49,7 +49,19 @@ fn project() -> tempfile::TempDir {
         }
         let yaml = dir.path().join("tasks").join(id).join("task.yaml");
         let text = std::fs::read_to_string(&yaml).expect("task.yaml");
-        std::fs::write(&yaml, text.replace("run: ", "run: sleep 0.5 && ")).expect("write");
+        // One-line checks only: a block scalar (`run: |`) is left as it is.
+        let slowed: String = text
+            .lines()
+            .map(|l| {
+                if l.trim_end().ends_with("run: |") {
+                    l.to_owned()
+                } else {
+                    l.replace("run: ", "run: sleep 0.5 && ")
+                }
+            })
+            .map(|l| l + "\n")
+            .collect();
+        std::fs::write(&yaml, slowed).expect("write");
     }
     dir
 }

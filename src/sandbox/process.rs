@@ -30,11 +30,11 @@
 //!
 //! Depends on nothing else in the crate.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -372,7 +372,10 @@ fn reap_adopted(children: &[Child]) {
         return;
     }
     let own = own_children();
-    for c in children.iter().filter(|c| c.zombie && !own.contains(&c.pid)) {
+    for c in children
+        .iter()
+        .filter(|c| c.zombie && !own.contains(&c.pid))
+    {
         let _reaped = waitpid(Pid::from_raw(c.pid), Some(WaitPidFlag::WNOHANG));
     }
 }

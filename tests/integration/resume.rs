@@ -88,6 +88,7 @@ impl Project {
         args: &[&str],
         finished: usize,
         signal: Signal,
+        twice: bool,
     ) -> (Option<i32>, String) {
         let mut child = self
             .command(args)
@@ -109,6 +110,9 @@ impl Project {
             if seen >= finished && !sent {
                 kill(pid, signal).unwrap();
                 sent = true;
+            } else if twice && line.starts_with("interrupted: ") {
+                // The first is being handled: the suite is winding down.
+                kill(pid, signal).unwrap();
             }
         }
         let status = child.wait().unwrap();
@@ -226,7 +230,7 @@ const TASKS: [&str; 2] = ["py-median", "sh-args"];
 fn ctrl_c_mid_suite_leaves_a_partial_report_that_resume_completes() {
     let project = Project::new(&TASKS, 2);
     let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 2, Signal::SIGINT);
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 2, Signal::SIGINT, false);
     assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("interrupted: no more runs start"),
@@ -302,10 +306,33 @@ fn ctrl_c_mid_suite_leaves_a_partial_report_that_resume_completes() {
 }
 
 #[test]
+fn a_second_ctrl_c_exits_at_once_and_kills_what_runs() {
+    // The first Ctrl-C after a run has finished cancels the runs in their (slowed) checks; the
+    // second comes while the suite winds down and ends the harness there, its commands killed
+    // all the same.
+    let project = Project::new(&TASKS, 3);
+    let started = std::time::Instant::now();
+    let (code, stderr) =
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGINT, true);
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted again: exiting now"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "the suite did not run on to its end"
+    );
+    assert_eq!(project.processes(), Vec::<String>::new());
+    let dir = project.report("reports");
+    assert_eq!(manifest(&dir)["complete"], false);
+}
+
+#[test]
 fn after_a_sigkill_the_next_run_removes_what_was_left_and_resume_completes() {
     let project = Project::new(&TASKS, 2);
     let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL);
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
     assert_eq!(code, None, "killed: {stderr}");
     let left = project.leftovers();
     assert!(!left.is_empty(), "runs in flight leave their folders");
