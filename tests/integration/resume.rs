@@ -108,6 +108,12 @@ impl Project {
             stderr.push_str(&line);
             stderr.push('\n');
             if seen >= finished && !sent {
+                if signal == Signal::SIGKILL {
+                    // Mid-run, as a real kill lands, not in the microseconds between the next
+                    // run's temp folder and its owner marker (a folder caught there has no
+                    // provable owner and is left alone).
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                }
                 kill(pid, signal).unwrap();
                 sent = true;
             } else if twice && line.starts_with("interrupted: ") {
