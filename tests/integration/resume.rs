@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use super::run::without_timings;
+
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -174,25 +176,6 @@ fn read(path: &Path) -> String {
 
 fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&read(&dir.join("report.json"))).unwrap()
-}
-
-/// `runs.csv` without its timing columns.
-fn without_timings(csv_text: &str) -> String {
-    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
-    let headers = reader.headers().unwrap().clone();
-    let keep: Vec<usize> = headers
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| !harness::reports::csv::TIMING_COLUMNS.contains(h))
-        .map(|(i, _)| i)
-        .collect();
-    let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record(keep.iter().map(|&i| &headers[i])).unwrap();
-    for row in reader.records() {
-        let row = row.unwrap();
-        out.write_record(keep.iter().map(|&i| &row[i])).unwrap();
-    }
-    String::from_utf8(out.into_inner().unwrap()).unwrap()
 }
 
 /// The run keys of a `runs.csv` (task, provider, model, epoch, strategy), asserting each once.

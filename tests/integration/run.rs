@@ -334,7 +334,7 @@ fn the_shipped_suite_replays_and_passes() {
 }
 
 /// `runs.csv` without its timing columns, which differ on every run.
-fn without_timings(csv_text: &str) -> String {
+pub(crate) fn without_timings(csv_text: &str) -> String {
     let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
     let headers = reader.headers().unwrap().clone();
     let keep: Vec<usize> = headers
