@@ -23,27 +23,22 @@ use std::time::Instant;
 
 use harness::edits::compare::{Case, Summary, cases_from_perturbed, compare, summarize};
 use harness::edits::perturb::{KINDS, PerturbOptions, SourceFile, generate, sources_from_dir};
-use harness::tools::edit::{EditStrategy, parse_strategy};
+use harness::tools::edit::{EditStrategy, parse_strategy, strategy_names};
 
-/// The strategies measured, in table order.
-const STRATEGIES: &[&str] = &[
-    "pi",
-    "exact",
-    "pi-local",
-    "trimmed-lines",
-    "whitespace",
-    "indent",
-    "unicode",
-    "escapes",
-    "line-numbers",
-    "elision",
-    "anchors",
-    "similarity:0.9",
-    "codex",
-    "cline",
-    "opencode",
-    "safe",
-];
+/// The strategies measured, in table order: every one `harness edits strategies` lists,
+/// `similarity` at 0.9.
+fn measured() -> Vec<&'static str> {
+    strategy_names()
+        .into_iter()
+        .map(|n| {
+            if n == "similarity:T" {
+                "similarity:0.9"
+            } else {
+                n
+            }
+        })
+        .collect()
+}
 
 struct Options {
     files: usize,
@@ -175,11 +170,12 @@ fn table(out: &mut String, title: &str, summary: &Summary) {
 
 fn main() {
     let o = options();
-    let strategies: Vec<Arc<dyn EditStrategy>> = STRATEGIES
+    let measured = measured();
+    let strategies: Vec<Arc<dyn EditStrategy>> = measured
         .iter()
         .map(|s| parse_strategy(s).expect("strategy"))
         .collect();
-    let names: Vec<String> = STRATEGIES.iter().map(|s| (*s).to_owned()).collect();
+    let names: Vec<String> = measured.iter().map(|s| (*s).to_owned()).collect();
     let stdlib = o.python.clone().or_else(python_stdlib);
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut corpora: Vec<(String, PathBuf, usize)> = Vec::new();

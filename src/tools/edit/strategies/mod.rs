@@ -203,26 +203,9 @@ pub const STRATEGIES: &[StrategyInfo] = &[
     ),
 ];
 
-/// The names [`strategy_by_name`] accepts without parameters, the default first.
-pub fn strategy_names() -> &'static [&'static str] {
-    &[
-        "pi",
-        "exact",
-        "pi-local",
-        "trimmed-lines",
-        "whitespace",
-        "indent",
-        "unicode",
-        "escapes",
-        "line-numbers",
-        "elision",
-        "anchors",
-        "similarity:T",
-        "codex",
-        "cline",
-        "opencode",
-        "safe",
-    ]
+/// The names of [`STRATEGIES`], the default first (`similarity:T` with its parameter's letter).
+pub fn strategy_names() -> Vec<&'static str> {
+    STRATEGIES.iter().map(|s| s.name).collect()
 }
 
 /// Why a strategy name was refused.

@@ -294,23 +294,10 @@ pub(super) struct EscapeNormalized;
 impl Locator for EscapeNormalized {
     fn locate(&self, hay: &Haystack<'_>, edit: &Replacement) -> Locate {
         let unescaped = opencode_unescape(&edit.old_text);
-        let mut hits = Vec::new();
-        match locate_exact(hay.text, &unescaped, "escape-normalized") {
-            Locate::Found(f) => hits.push(f),
-            Locate::Ambiguous(n) => return Locate::Ambiguous(n),
-            Locate::NotFound => {}
-        }
-        let count = unescaped.split('\n').count();
-        for i in windows_where(hay, count, |_| true) {
-            let (start, end) = lines_span(hay, i, i + count - 1);
-            if opencode_unescape(&hay.text[start..end]) == unescaped {
-                hits.push(found("escape-normalized", (start, end)));
-            }
-        }
-        for hit in &mut hits {
-            hit.located.kind = crate::tools::MatchTier::Fuzzy;
-        }
-        unique_or_ambiguous(hits)
+        let lines = unescaped.split('\n').count();
+        as_is_then_windows(hay, &unescaped, lines, "escape-normalized", |window| {
+            opencode_unescape(window) == unescaped
+        })
     }
 }
 
@@ -325,24 +312,39 @@ impl Locator for TrimmedBoundary {
         if trimmed == find || trimmed.is_empty() {
             return Locate::NotFound;
         }
-        let mut hits = Vec::new();
-        match locate_exact(hay.text, trimmed, "trimmed-boundary") {
-            Locate::Found(f) => hits.push(f),
-            Locate::Ambiguous(n) => return Locate::Ambiguous(n),
-            Locate::NotFound => {}
-        }
-        let count = find.split('\n').count();
-        for i in windows_where(hay, count, |_| true) {
-            let (start, end) = lines_span(hay, i, i + count - 1);
-            if hay.text[start..end].trim() == trimmed {
-                hits.push(found("trimmed-boundary", (start, end)));
-            }
-        }
-        for hit in &mut hits {
-            hit.located.kind = crate::tools::MatchTier::Fuzzy;
-        }
-        unique_or_ambiguous(hits)
+        let lines = find.split('\n').count();
+        as_is_then_windows(hay, trimmed, lines, "trimmed-boundary", |window| {
+            window.trim() == trimmed
+        })
     }
+}
+
+/// The search of two of opencode's replacers: `needle` found as is (an ambiguous hit is the
+/// answer), and every window of `lines` whole lines that `same` accepts; all of it at `tier`,
+/// fuzzy, and unique or an error.
+fn as_is_then_windows(
+    hay: &Haystack<'_>,
+    needle: &str,
+    lines: usize,
+    tier: &'static str,
+    same: impl Fn(&str) -> bool,
+) -> Locate {
+    let mut hits = Vec::new();
+    match locate_exact(hay.text, needle, tier) {
+        Locate::Found(f) => hits.push(f),
+        Locate::Ambiguous(n) => return Locate::Ambiguous(n),
+        Locate::NotFound => {}
+    }
+    for i in windows_where(hay, lines, |_| true) {
+        let (start, end) = lines_span(hay, i, i + lines - 1);
+        if same(&hay.text[start..end]) {
+            hits.push(found(tier, (start, end)));
+        }
+    }
+    for hit in &mut hits {
+        hit.located.kind = crate::tools::MatchTier::Fuzzy;
+    }
+    unique_or_ambiguous(hits)
 }
 
 /// `ContextAwareReplacer`: anchors as in `BlockAnchorReplacer`, but the block must have as many

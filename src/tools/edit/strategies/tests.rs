@@ -435,8 +435,8 @@ fn the_safe_preset_handles_each_mistake_with_its_own_tier() {
 #[test]
 fn every_strategy_matches_against_the_original_and_rejects_overlaps() {
     // Each tier after `exact`, so that partial-line oldTexts are found by some tier.
-    let specs = strategy_names().iter().map(|n| match *n {
-        "pi" | "exact" => (*n).to_owned(),
+    let specs = strategy_names().into_iter().map(|n| match n {
+        "pi" | "exact" => n.to_owned(),
         n => format!("chain:exact,{}", n.replace(":T", "")),
     });
     for spec in specs {
