@@ -365,6 +365,15 @@ pub fn kill_orphans() -> usize {
     killed
 }
 
+/// Every process id in `/proc` (none without it).
+fn proc_pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+}
+
 /// Reaps the zombies among `children` that no one else waits for.
 fn reap_adopted(children: &[Child]) {
     use nix::sys::wait::{WaitPidFlag, waitpid};
@@ -389,14 +398,8 @@ struct Child {
 
 /// The children of `parent`, from `/proc/*/stat` (a dead one not yet reaped is a zombie).
 fn children_of(parent: i32) -> Vec<Child> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
+    for pid in proc_pids() {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
@@ -420,14 +423,8 @@ fn children_of(parent: i32) -> Vec<Child> {
 /// The live processes (never this one) whose environment has `entry` (exactly, or as a prefix).
 pub(crate) fn tagged_pids(entry: &[u8], exact: bool) -> Vec<i32> {
     let me = std::process::id() as i32;
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
+    for pid in proc_pids() {
         if pid == me {
             continue;
         }

@@ -542,13 +542,12 @@ pub fn run_dir_for(task: &str, provider: &str, model: &str, strategy: &str, epoc
     if strategy == DEFAULT_EDIT_STRATEGY {
         return run_dir(task, provider, model, epoch);
     }
-    let base = run_dir(task, provider, model, epoch);
-    let cut = base.rfind("--e").unwrap_or(base.len());
     format!(
-        "{}--{}{}",
-        &base[..cut],
-        clean_component(strategy),
-        &base[cut..]
+        "runs/{}--{}--{}--{}--e{epoch}",
+        clean_component(task),
+        clean_component(provider),
+        clean_component(model),
+        clean_component(strategy)
     )
 }
 
@@ -568,22 +567,11 @@ fn clean_component(s: &str) -> String {
 /// strategy; see [`run_dir_for`]), every character outside `[A-Za-z0-9._-]` replaced by `_`
 /// (model ids such as `org/model:tag` stay one folder).
 pub fn run_dir(task: &str, provider: &str, model: &str, epoch: u32) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
     format!(
         "runs/{}--{}--{}--e{epoch}",
-        clean(task),
-        clean(provider),
-        clean(model)
+        clean_component(task),
+        clean_component(provider),
+        clean_component(model)
     )
 }
 
