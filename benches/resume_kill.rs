@@ -87,33 +87,12 @@ fn only_folder(dir: &Path) -> Option<PathBuf> {
         .next()
 }
 
-/// `runs.csv` without its timing columns.
-fn without_timings(text: &str) -> String {
-    let mut reader = csv::Reader::from_reader(text.as_bytes());
-    let headers = reader.headers().expect("header").clone();
-    let keep: Vec<usize> = headers
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| !harness::reports::csv::TIMING_COLUMNS.contains(h))
-        .map(|(i, _)| i)
-        .collect();
-    let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record(keep.iter().map(|&i| &headers[i]))
-        .expect("csv");
-    for row in reader.records() {
-        let row = row.expect("row");
-        out.write_record(keep.iter().map(|&i| &row[i]))
-            .expect("csv");
-    }
-    String::from_utf8(out.into_inner().expect("csv")).expect("utf-8")
-}
-
 /// What must equal the straight run: summary.md, runs.csv (timings aside), edits.jsonl.
 fn comparable(dir: &Path) -> Option<(String, String, String)> {
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
     Some((
         read("summary.md")?,
-        without_timings(&read("runs.csv")?),
+        harness::reports::csv::without_timings(&read("runs.csv")?).ok()?,
         read("edits.jsonl")?,
     ))
 }

@@ -269,6 +269,24 @@ pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
     finish(w)
 }
 
+/// `runs.csv` text without its [`TIMING_COLUMNS`]: what two reports of the same runs share (a
+/// merged report and an unsharded one, a resumed report and a straight run), whatever the
+/// machine's speed.
+pub fn without_timings(runs_csv: &str) -> Result<String, ::csv::Error> {
+    let mut reader = ::csv::Reader::from_reader(runs_csv.as_bytes());
+    let header = reader.headers()?.clone();
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|i| !TIMING_COLUMNS.contains(&&header[*i]))
+        .collect();
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(keep.iter().map(|i| &header[*i]))?;
+    for row in reader.records() {
+        let row = row?;
+        w.write_record(keep.iter().map(|i| &row[*i]))?;
+    }
+    finish(w)
+}
+
 /// The text of a CSV writer that wrote to memory.
 pub(crate) fn finish(w: ::csv::Writer<Vec<u8>>) -> Result<String, ::csv::Error> {
     let bytes = w

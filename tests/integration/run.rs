@@ -335,21 +335,7 @@ fn the_shipped_suite_replays_and_passes() {
 
 /// `runs.csv` without its timing columns, which differ on every run.
 pub(crate) fn without_timings(csv_text: &str) -> String {
-    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
-    let headers = reader.headers().unwrap().clone();
-    let keep: Vec<usize> = headers
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| !harness::reports::csv::TIMING_COLUMNS.contains(h))
-        .map(|(i, _)| i)
-        .collect();
-    let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record(keep.iter().map(|&i| &headers[i])).unwrap();
-    for row in reader.records() {
-        let row = row.unwrap();
-        out.write_record(keep.iter().map(|&i| &row[i])).unwrap();
-    }
-    String::from_utf8(out.into_inner().unwrap()).unwrap()
+    harness::reports::csv::without_timings(csv_text).unwrap()
 }
 
 /// A temp project with the shipped tasks `ids` and their cassettes; returns its root.
