@@ -132,21 +132,7 @@ mod tests {
     }
 
     fn task(dir: &Path) -> Arc<Task> {
-        let t = dir.join("t1");
-        Arc::new(Task {
-            id: "t1".into(),
-            repo: t.join("repo"),
-            dir: t,
-            prompt: String::new(),
-            system_prompt: None,
-            tools: crate::tools::ToolSetSpec::Coding,
-            checks: vec![],
-            limits: Default::default(),
-            tags: vec![],
-            normalize: vec![],
-            normalize_defaults: true,
-            env: vec![],
-        })
+        Arc::new(Task::bare("t1", dir.join("t1")))
     }
 
     #[test]

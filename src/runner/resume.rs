@@ -184,20 +184,7 @@ mod tests {
     use crate::scoring::skipped_record;
 
     fn task(id: &str) -> Arc<Task> {
-        Arc::new(Task {
-            id: id.into(),
-            dir: id.into(),
-            repo: format!("{id}/repo").into(),
-            prompt: String::new(),
-            system_prompt: None,
-            tools: crate::tools::ToolSetSpec::Coding,
-            checks: vec![],
-            limits: Default::default(),
-            tags: vec![],
-            normalize: vec![],
-            normalize_defaults: true,
-            env: vec![],
-        })
+        Arc::new(Task::bare(id, id))
     }
 
     fn run(task: &Arc<Task>, epoch: u32) -> PlannedRun {

@@ -5,12 +5,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::agent::{LimitKind, Limits};
+use crate::agent::LimitKind;
 use crate::conversation::{Content, Message, ToolCall, UserContent};
 use crate::providers::ProviderError;
 use crate::tasks::{Check, CheckKind, FileAssert};
 use crate::tools::{
-    EditFailure, EditReport, LocatedEdit, MatchTier, ToolError, ToolOutput, ToolResult, ToolSetSpec,
+    EditFailure, EditReport, LocatedEdit, MatchTier, ToolError, ToolOutput, ToolResult,
 };
 
 fn check(name: &str, passed: bool) -> CheckResult {
@@ -28,12 +28,7 @@ fn check(name: &str, passed: bool) -> CheckResult {
 
 fn task() -> Task {
     Task {
-        id: "py-fix-median".into(),
-        dir: "tasks/py-fix-median".into(),
-        repo: "tasks/py-fix-median/repo".into(),
         prompt: "fix it".into(),
-        system_prompt: None,
-        tools: ToolSetSpec::Coding,
         checks: vec![Check {
             name: "exists".into(),
             kind: CheckKind::File {
@@ -41,11 +36,8 @@ fn task() -> Task {
                 assert: FileAssert::Exists(true),
             },
         }],
-        limits: Limits::default(),
         tags: vec!["python".into()],
-        normalize: vec![],
-        normalize_defaults: true,
-        env: vec![],
+        ..Task::bare("py-fix-median", "tasks/py-fix-median")
     }
 }
 

@@ -199,6 +199,30 @@ pub struct Task {
     pub env: Vec<(String, String)>,
 }
 
+impl Task {
+    /// A task named `id` in the folder `dir` and nothing more: no prompt, no checks, the coding
+    /// tools, the default limits, no tags or rules of its own, the built-in rules on, no declared
+    /// variables, its fixture at `dir/repo`. For code that builds tasks itself rather than
+    /// loading them (tests, benchmarks); set the fields it needs on top.
+    pub fn bare(id: &str, dir: impl Into<PathBuf>) -> Task {
+        let dir = dir.into();
+        Task {
+            id: id.to_owned(),
+            repo: dir.join("repo"),
+            dir,
+            prompt: String::new(),
+            system_prompt: None,
+            tools: ToolSetSpec::Coding,
+            checks: vec![],
+            limits: Limits::default(),
+            tags: vec![],
+            normalize: vec![],
+            normalize_defaults: true,
+            env: vec![],
+        }
+    }
+}
+
 /// A validated check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {

@@ -385,18 +385,9 @@ fn a_missing_suite_folder_is_one_problem() {
 
 fn named(id: &str, tags: &[&str]) -> Task {
     Task {
-        id: id.into(),
-        dir: id.into(),
-        repo: id.into(),
         prompt: "p".into(),
-        system_prompt: None,
-        tools: ToolSetSpec::Coding,
-        checks: vec![],
-        limits: Limits::default(),
         tags: tags.iter().map(|t| t.to_string()).collect(),
-        normalize: vec![],
-        normalize_defaults: true,
-        env: vec![],
+        ..Task::bare(id, id)
     }
 }
 

@@ -4,26 +4,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use harness::agent::Limits;
 use harness::reports::{RunKey, error_runs, read_runs_csv, write_report};
 use harness::scoring::{Outcome, ScoreInputs, score_without_run, skipped_record};
 use harness::tasks::Task;
-use harness::tools::ToolSetSpec;
 
 fn task(id: &str) -> Task {
     Task {
-        id: id.into(),
-        dir: PathBuf::from("tasks").join(id),
-        repo: PathBuf::from("tasks").join(id).join("repo"),
         prompt: "fix it".into(),
-        system_prompt: None,
-        tools: ToolSetSpec::Coding,
-        checks: vec![],
-        limits: Limits::default(),
-        tags: vec![],
-        normalize: vec![],
-        normalize_defaults: true,
-        env: vec![],
+        ..Task::bare(id, PathBuf::from("tasks").join(id))
     }
 }
 
