@@ -608,6 +608,26 @@ async fn background_setsid_and_nohup_children_die_with_the_call_isolated() {
     nothing_left_behind(&sandbox).await;
 }
 
+/// `harness run` of a one-task suite under `root` (the task `task_yaml` names, with a one-file
+/// fixture), live against the scripted server at `base_url`, under `tier`, quiet.
+fn scripted_run(root: &Path, task_yaml: &str, tier: Tier, base_url: &str) -> Command {
+    let task = root.join("tasks/t");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
+    std::fs::write(task.join("task.yaml"), task_yaml).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.args(["run", "tasks", "--cassette-mode", "live", "-q"])
+        .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
+        .arg("--base-url")
+        .arg(base_url)
+        .current_dir(root)
+        .env(
+            "ANTHROPIC_API_KEY",
+            "sk-ant-api03-fakefakefakefakefake0123456789",
+        );
+    cmd
+}
+
 #[test]
 fn a_whole_run_leaves_no_process_behind() {
     // A scripted run whose bash call and check both leave sleepers behind, in every tier: in
@@ -625,28 +645,16 @@ fn a_whole_run_leaves_no_process_behind() {
         .unwrap();
         let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
         let dir = tempfile::tempdir().unwrap();
-        let task = dir.path().join("tasks/sleepers");
-        std::fs::create_dir_all(task.join("repo")).unwrap();
-        std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
-        std::fs::write(
-            task.join("task.yaml"),
-            format!(
+        let out = scripted_run(
+            dir.path(),
+            &format!(
                 "id: sleepers\nprompt: p\nchecks:\n  - run: 'setsid sleep {check_mark} & (sleep {check_mark} &) ; true'\n"
             ),
+            tier,
+            &server.base_url(),
         )
+        .output()
         .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["run", "tasks", "--cassette-mode", "live", "-q"])
-            .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
-            .arg("--base-url")
-            .arg(server.base_url())
-            .current_dir(dir.path())
-            .env(
-                "ANTHROPIC_API_KEY",
-                "sk-ant-api03-fakefakefakefakefake0123456789",
-            )
-            .output()
-            .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.contains("passed"), "{tier}: {stdout}");
         for mark in [&call_mark, &check_mark] {
@@ -702,27 +710,15 @@ fn an_adopted_process_is_reaped_so_zombies_never_pile_up() {
         .unwrap();
         let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
         let dir = tempfile::tempdir().unwrap();
-        let task = dir.path().join("tasks/zombies");
-        std::fs::create_dir_all(task.join("repo")).unwrap();
-        std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
-        std::fs::write(
-            task.join("task.yaml"),
+        let mut child = scripted_run(
+            dir.path(),
             "id: zombies\nprompt: p\nlimits: {turns: 40}\nchecks:\n  - run: 'true'\n",
+            tier,
+            &server.base_url(),
         )
+        .stdout(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
-            .args(["run", "tasks", "--cassette-mode", "live", "-q"])
-            .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
-            .arg("--base-url")
-            .arg(server.base_url())
-            .current_dir(dir.path())
-            .env(
-                "ANTHROPIC_API_KEY",
-                "sk-ant-api03-fakefakefakefakefake0123456789",
-            )
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
         let mut most = 0;
         while child.try_wait().unwrap().is_none() {
             most = most.max(zombie_children(child.id()));
