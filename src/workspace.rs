@@ -36,11 +36,11 @@
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
 //! `.pytest_cache`, `.mypy_cache`, `.ruff_cache` or `.venv`, and `*.pyc` files.
 //!
-//! The private folder holds an owner marker ([`crate::sandbox::stale::OWNER_FILE`], written
-//! before the copy starts) so that a harness killed mid-run leaves a folder the next one can
-//! prove dead and remove; a kept workspace loses its marker.
+//! The private folder's name holds its owner ([`crate::sandbox::stale::create_owned`]) so that a
+//! harness killed mid-run leaves a folder the next one can prove dead and remove; a kept
+//! workspace's folder is created without one, or loses it when kept later.
 //!
-//! Depends on `tasks`, and on `sandbox::stale` for the owner marker.
+//! Depends on `tasks`, and on `sandbox::stale` for the owned folder.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -151,13 +151,16 @@ impl Workspace {
         if !repo.is_dir() {
             return Err(WorkspaceError::NoRepo(repo.to_path_buf()));
         }
-        let dir = tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(WorkspaceError::TempDir)?;
+        // A folder to keep is the user's from the start; any other is owned, so that a harness
+        // killed from here on leaves a folder the next one can prove dead.
+        let dir = if keep {
+            tempfile::Builder::new().prefix(prefix).tempdir()
+        } else {
+            crate::sandbox::stale::create_owned(prefix)
+        }
+        .map_err(WorkspaceError::TempDir)?;
         // Canonical, so paths the tools print match what a `pwd` in bash prints.
         let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
-        crate::sandbox::stale::mark(&parent).map_err(WorkspaceError::TempDir)?;
         let path = parent.join(WORKSPACE_DIR_NAME);
         std::fs::create_dir(&path).map_err(copy_err(&path))?;
         copy_tree(repo, &path)?;
@@ -194,7 +197,7 @@ impl Workspace {
     /// Keeps the folder on disk and returns its path.
     pub fn into_kept_path(mut self) -> PathBuf {
         self.keep = true;
-        self.unmark();
+        self.disown();
         self.path.clone()
     }
 
@@ -208,10 +211,19 @@ impl Workspace {
 }
 
 impl Workspace {
-    /// A kept folder is the user's: no cleanup of dead harness folders may take it.
-    fn unmark(&self) {
-        if let Some(parent) = self.path.parent() {
-            crate::sandbox::stale::unmark(parent);
+    /// A kept folder is the user's: its private folder loses the owner in its name, so no
+    /// cleanup of dead harness folders may take it (the workspace path changes with it). Once;
+    /// a failed rename leaves the path as it was.
+    fn disown(&mut self) {
+        let Some(dir) = self.dir.take() else {
+            return;
+        };
+        let _kept = dir.keep();
+        let Some(parent) = self.path.parent() else {
+            return;
+        };
+        if let Ok(renamed) = crate::sandbox::stale::disown(parent) {
+            self.path = renamed.join(WORKSPACE_DIR_NAME);
         }
     }
 }
@@ -219,10 +231,7 @@ impl Workspace {
 impl Drop for Workspace {
     fn drop(&mut self) {
         if self.keep {
-            self.unmark();
-            if let Some(dir) = self.dir.take() {
-                let _kept = dir.keep();
-            }
+            self.disown();
         }
     }
 }
@@ -764,15 +773,37 @@ new file mode 100644
             "the private parent goes too"
         );
 
+        // A kept folder carries no owner, so no cleanup of dead harness folders takes it.
+        let owner = |path: &Path| {
+            let name = path
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap();
+            crate::sandbox::stale::Owner::from_name(name)
+        };
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let owned = ws.path().to_path_buf();
+        assert!(owner(&owned).is_some(), "{}", owned.display());
         let kept = ws.into_kept_path();
         assert!(kept.join("src/calc.py").exists());
+        assert!(
+            !owned.exists() && owner(&kept).is_none(),
+            "{}",
+            kept.display()
+        );
         std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
 
         let ws = Workspace::from_fixture(fixture.path(), "ws-test-", true).unwrap();
         let kept = ws.path().to_path_buf();
         drop(ws);
-        assert!(kept.exists());
+        assert!(
+            kept.exists() && owner(&kept).is_none(),
+            "{}",
+            kept.display()
+        );
         std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
     }
 

@@ -240,9 +240,9 @@ impl Jail {
 }
 
 /// A run's scratch folders, removed on drop: `home/` (the commands' `HOME`), `tmp/` (their
-/// `TMPDIR`, and `/tmp` under `isolated`) and `logs/` (bash's full-output files), beside the
-/// owner marker ([`stale::OWNER_FILE`]) that lets a later harness remove them if this one is
-/// killed.
+/// `TMPDIR`, and `/tmp` under `isolated`) and `logs/` (bash's full-output files), in a folder
+/// whose name holds its owner ([`stale::create_owned`]) so that a later harness can remove it if
+/// this one is killed.
 #[derive(Debug)]
 pub struct Scratch {
     dir: tempfile::TempDir,
@@ -251,16 +251,16 @@ pub struct Scratch {
     logs: PathBuf,
 }
 
-/// The file name prefix of scratch folders (`harness-run-XXXXXX`).
+/// The file name prefix of scratch folders (`harness-run-XXXXXX.<owner>`).
 pub const SCRATCH_PREFIX: &str = "harness-run-";
 
 impl Scratch {
     /// Fresh scratch folders in the system temp folder.
     pub fn new() -> io::Result<Scratch> {
-        let dir = tempfile::Builder::new().prefix(SCRATCH_PREFIX).tempdir()?;
+        // Owned from the first moment: a harness killed from here on leaves a folder the next
+        // one can prove dead.
+        let dir = stale::create_owned(SCRATCH_PREFIX)?;
         let root = dir.path().canonicalize()?;
-        // First: a harness killed from here on leaves a folder the next one can prove dead.
-        stale::mark(&root)?;
         let [home, tmp, logs] = ["home", "tmp", "logs"].map(|d| root.join(d));
         for d in [&home, &tmp, &logs] {
             std::fs::create_dir(d)?;

@@ -21,7 +21,8 @@
 //! Under `isolated` a command's cleanup skips the machine-wide scans (nothing can leave the
 //! namespace, whose processes the kernel kills when its init dies) and reaps at most every
 //! [`REAP_EVERY`]: with hundreds of runs in flight a scan of `/proc` per command would be the
-//! harness's main cost.
+//! harness's main cost. The children are found in the kernel's lists of each thread's children
+//! (`/proc/self/task/*/children`), and only those that are not own commands are looked at.
 //!
 //! What is still out of reach, outside `isolated`: a process that makes itself unreadable
 //! (non-dumpable, or another user) after dropping its environment, or is started by a service
@@ -335,7 +336,16 @@ pub fn kill_orphans() -> usize {
     let my_exe = std::fs::read_link("/proc/self/exe").ok();
     let mut killed = 0;
     for _ in 0..MAX_PASSES {
-        let children = children_of(me);
+        // The own commands are neither orphans nor anyone's to reap: never looked at.
+        let own: BTreeSet<i32> = own_children().clone();
+        let children: Vec<Child> = match own_process_children() {
+            Some(pids) => pids
+                .into_iter()
+                .filter(|pid| !own.contains(pid))
+                .filter_map(|pid| child_of(me, pid))
+                .collect(),
+            None => children_of(me),
+        };
         reap_adopted(&children);
         let found: Vec<i32> = children
             .into_iter()
@@ -396,28 +406,44 @@ struct Child {
     zombie: bool,
 }
 
-/// The children of `parent`, from `/proc/*/stat` (a dead one not yet reaped is a zombie).
+/// The children of `parent`, from every `/proc/*/stat` (a dead one not yet reaped is a zombie).
 fn children_of(parent: i32) -> Vec<Child> {
-    let mut out = Vec::new();
-    for pid in proc_pids() {
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses: split after the last `)`.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if ppid == parent && state != "X" {
-            out.push(Child {
-                pid,
-                zombie: state == "Z",
-            });
+    proc_pids()
+        .filter_map(|pid| child_of(parent, pid))
+        .collect()
+}
+
+/// The pids of this process's children from the `children` lists of its threads
+/// (`/proc/self/task/*/children`): a file per thread instead of a `stat` per process on the
+/// machine. `None` when the kernel has no such lists (then [`children_of`] scans).
+fn own_process_children() -> Option<BTreeSet<i32>> {
+    let mut pids = BTreeSet::new();
+    let mut listed = false;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        // A thread that ended meanwhile has no list: skip it.
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            listed = true;
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
         }
     }
-    out
+    listed.then_some(pids)
+}
+
+/// Process `pid`, when `/proc/<pid>/stat` shows it a child of `parent`.
+fn child_of(parent: i32, pid: i32) -> Option<Child> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses: split after the last `)`.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r)?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("");
+    let ppid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (ppid == parent && state != "X").then_some(Child {
+        pid,
+        zombie: state == "Z",
+    })
 }
 
 /// The live processes (never this one) whose environment has `entry` (exactly, or as a prefix).
@@ -482,5 +508,55 @@ mod tests {
                  --ro-bind /tmp/run/logs /tmp/run/logs --chdir /tmp/ws"
             )
         );
+    }
+
+    #[test]
+    fn the_threads_lists_name_the_same_children_as_a_scan_of_proc() {
+        // Children spawned from two threads: each thread's list holds its own.
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        };
+        let mut children = vec![spawn(), spawn()];
+        children.push(std::thread::spawn(spawn).join().unwrap());
+        let mut zombie = std::process::Command::new("true").spawn().unwrap();
+        // `true` has ended once its stat says so; it stays a zombie until waited for.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let me = std::process::id() as i32;
+        let zombie_pid = zombie.id() as i32;
+        while !child_of(me, zombie_pid).is_some_and(|c| c.zombie) {
+            assert!(Instant::now() < deadline, "true never ended");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pids = |list: Vec<Child>| -> BTreeSet<(i32, bool)> {
+            list.into_iter().map(|c| (c.pid, c.zombie)).collect()
+        };
+        let listed = pids(
+            own_process_children()
+                .expect("Linux lists each thread's children")
+                .into_iter()
+                .filter_map(|pid| child_of(me, pid))
+                .collect(),
+        );
+        let scanned = pids(children_of(me));
+        for c in &children {
+            assert!(listed.contains(&(c.id() as i32, false)), "{listed:?}");
+        }
+        assert!(listed.contains(&(zombie_pid, true)), "{listed:?}");
+        // Other tests of this binary spawn children too: compare only the ones made here.
+        let ours = |set: &BTreeSet<(i32, bool)>| -> BTreeSet<(i32, bool)> {
+            set.iter()
+                .copied()
+                .filter(|(p, _)| *p == zombie_pid || children.iter().any(|c| c.id() as i32 == *p))
+                .collect()
+        };
+        assert_eq!(ours(&listed), ours(&scanned));
+        for mut c in children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        zombie.wait().unwrap();
     }
 }

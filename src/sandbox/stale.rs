@@ -1,26 +1,37 @@
-//! Owner markers on the harness's temporary folders, and the cleanup of the folders a killed
-//! harness left behind.
+//! Owners written into the names of the harness's temporary folders, and the cleanup of the
+//! folders a killed harness left behind.
 //!
-//! Every temporary folder a run creates (its workspace's private folder `harness-<task>-XXXXXX`
-//! and its scratch folder `harness-run-XXXXXX`) gets a marker file, [`OWNER_FILE`], the moment
-//! it exists: the pid of the harness, the start time of that process (clock ticks since boot,
-//! field 22 of `/proc/<pid>/stat`) and the boot id (`/proc/sys/kernel/random/boot_id`). A folder
-//! is provably dead when its marker names another boot, a pid with no process, or a pid whose
-//! process started at another time (the pid was reused). [`clean_stale`] removes exactly those;
-//! a folder without a readable marker (being created right now, kept with `--keep-workspaces`,
-//! or written by an older harness) is never touched.
+//! Every temporary folder a run creates (its workspace's private folder `harness-<task>-…` and
+//! its scratch folder `harness-run-…`) is created by [`create_owned`] under a name that ends
+//! with its owner: `<prefix>XXXXXX.<pid>.<start>.<boot>`, the pid of the harness, the start time
+//! of that process (clock ticks since boot, field 22 of `/proc/<pid>/stat`) and the first eight
+//! characters of the boot id (`/proc/sys/kernel/random/boot_id`). The owner is there the moment
+//! the folder is (one `mkdir`, no marker file to write after it, no window in which a SIGKILL
+//! leaves a folder nobody can claim), and costs no file of its own. A folder is provably dead
+//! when its owner names another boot, a pid with no process, or a pid whose process started at
+//! another time (the pid was reused). [`clean_stale`] removes exactly those; a folder without an
+//! owner in its name (kept with `--keep-workspaces`: see [`disown`]) is never touched. Folders
+//! of older harnesses, which wrote their owner into a marker file ([`LEGACY_OWNER_FILE`]), are
+//! judged by that file.
 //!
-//! Linux only in effect: without `/proc` nothing can be proven and nothing is removed. Depends
-//! on nothing else in the crate.
+//! A short boot id can only err one way: two boots sharing eight characters make a dead folder
+//! look alive (it stays), never a live one dead.
+//!
+//! Linux only in effect: without `/proc` nothing can be proven, folders get no owner and nothing
+//! is removed. Depends on nothing else in the crate.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-/// The marker file's name inside each temporary folder.
-pub const OWNER_FILE: &str = ".harness-owner";
+/// The marker file older harnesses wrote inside each temporary folder.
+pub const LEGACY_OWNER_FILE: &str = ".harness-owner";
 
 /// The prefix of the temporary folders the harness creates (and may clean up).
 pub const TEMP_PREFIX: &str = "harness-";
+
+/// How many characters of the boot id a folder name carries.
+const BOOT_CHARS: usize = 8;
 
 /// Which process owns a temporary folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,31 +39,50 @@ pub struct Owner {
     pub pid: u32,
     /// Clock ticks since boot when the process started.
     pub start: u64,
-    /// The kernel's boot id (empty when unknown).
+    /// The kernel's boot id, or its first characters (empty when unknown).
     pub boot: String,
 }
 
 impl Owner {
-    /// This process.
+    /// This process (looked up once: none of it changes while the process lives).
     pub fn current() -> Option<Owner> {
-        let pid = std::process::id();
-        Some(Owner {
+        static CURRENT: OnceLock<Option<Owner>> = OnceLock::new();
+        CURRENT
+            .get_or_init(|| {
+                let pid = std::process::id();
+                Some(Owner {
+                    pid,
+                    start: start_time(pid)?,
+                    boot: boot_id(),
+                })
+            })
+            .clone()
+    }
+
+    /// The end of an owned folder's name: `.<pid>.<start>.<boot>`.
+    pub fn name_suffix(&self) -> String {
+        let boot: String = self.boot.chars().take(BOOT_CHARS).collect();
+        format!(".{}.{}.{boot}", self.pid, self.start)
+    }
+
+    /// The owner at the end of a folder's name; `None` when the name carries none.
+    pub fn from_name(name: &str) -> Option<Owner> {
+        let mut parts = name.rsplitn(4, '.');
+        let boot = parts.next()?;
+        let start = parts.next()?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
+        parts.next()?;
+        let hex = boot.len() == BOOT_CHARS && boot.bytes().all(|b| b.is_ascii_hexdigit());
+        hex.then(|| Owner {
             pid,
-            start: start_time(pid)?,
-            boot: boot_id(),
+            start,
+            boot: boot.to_owned(),
         })
     }
 
-    /// The marker's text: `pid=…`, `start=…`, `boot=…`, one per line.
-    pub fn to_text(&self) -> String {
-        format!(
-            "pid={}\nstart={}\nboot={}\n",
-            self.pid, self.start, self.boot
-        )
-    }
-
-    /// Parses a marker's text; `None` when a field is missing or malformed.
-    pub fn parse(text: &str) -> Option<Owner> {
+    /// Parses an older harness's marker file: `pid=…`, `start=…`, `boot=…`, one per line;
+    /// `None` when a field is missing or malformed.
+    pub fn parse_legacy(text: &str) -> Option<Owner> {
         let mut pid = None;
         let mut start = None;
         let mut boot = None;
@@ -71,14 +101,14 @@ impl Owner {
         })
     }
 
-    /// Whether the process this marker names is provably gone: another boot, no such process,
+    /// Whether the process this owner names is provably gone: another boot, no such process,
     /// or a process that started at another time. `false` when it cannot be told (no `/proc`).
     pub fn is_gone(&self) -> bool {
         if !Path::new("/proc/self/stat").exists() {
             return false;
         }
         let boot = boot_id();
-        if !self.boot.is_empty() && !boot.is_empty() && self.boot != boot {
+        if !self.boot.is_empty() && !boot.is_empty() && !boot.starts_with(&self.boot) {
             return true;
         }
         match start_time(self.pid) {
@@ -88,18 +118,34 @@ impl Owner {
     }
 }
 
-/// Writes this process's marker into `dir` (a folder it just created). Without `/proc` there is
-/// nothing to write, and nothing will ever be cleaned up.
-pub fn mark(dir: &Path) -> io::Result<()> {
-    match Owner::current() {
-        Some(owner) => std::fs::write(dir.join(OWNER_FILE), owner.to_text()),
-        None => Ok(()),
-    }
+/// A fresh folder `<system temp>/<prefix>XXXXXX.<pid>.<start>.<boot>` owned by this process,
+/// removed when the returned handle drops. Without `/proc` the name carries no owner.
+pub fn create_owned(prefix: &str) -> io::Result<tempfile::TempDir> {
+    let suffix = Owner::current()
+        .map(|o| o.name_suffix())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(&suffix)
+        .tempdir()
 }
 
-/// Removes the marker of `dir` (a folder kept on purpose, which no cleanup may take).
-pub fn unmark(dir: &Path) {
-    let _gone = std::fs::remove_file(dir.join(OWNER_FILE));
+/// Renames the owned folder `dir` to its name without the owner (a folder kept on purpose,
+/// which no cleanup may take) and returns the new path; `dir` itself when it has no owner, or
+/// when the rename fails (the error says why).
+pub fn disown(dir: &Path) -> Result<PathBuf, (PathBuf, io::Error)> {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return Ok(dir.to_path_buf());
+    };
+    let Some(owner) = Owner::from_name(name) else {
+        return Ok(dir.to_path_buf());
+    };
+    let bare = &name[..name.len() - owner.name_suffix().len()];
+    let to = dir.with_file_name(bare);
+    match std::fs::rename(dir, &to) {
+        Ok(()) => Ok(to),
+        Err(e) => Err((dir.to_path_buf(), e)),
+    }
 }
 
 /// What [`clean_stale`] did.
@@ -111,7 +157,7 @@ pub struct Cleanup {
     pub failed: Vec<(PathBuf, io::Error)>,
 }
 
-/// Removes every folder `temp/harness-*` whose marker names a process that is gone.
+/// Removes every folder `temp/harness-*` whose owner is a process that is gone.
 pub fn clean_stale(temp: &Path) -> Cleanup {
     let mut out = Cleanup::default();
     let Ok(entries) = std::fs::read_dir(temp) else {
@@ -127,10 +173,12 @@ pub fn clean_stale(temp: &Path) -> Cleanup {
             continue;
         }
         let path = entry.path();
-        let Some(owner) = std::fs::read_to_string(path.join(OWNER_FILE))
-            .ok()
-            .and_then(|t| Owner::parse(&t))
-        else {
+        let owner = Owner::from_name(&name.to_string_lossy()).or_else(|| {
+            std::fs::read_to_string(path.join(LEGACY_OWNER_FILE))
+                .ok()
+                .and_then(|t| Owner::parse_legacy(&t))
+        });
+        let Some(owner) = owner else {
             continue;
         };
         if !owner.is_gone() {
@@ -192,23 +240,60 @@ fn boot_id() -> String {
 mod tests {
     use super::*;
 
+    /// A folder named `name` (with `owner` at the end of its name, when given) holding a
+    /// read-only subfolder, as a check can leave one.
     fn folder(temp: &Path, name: &str, owner: Option<&Owner>) -> PathBuf {
-        let dir = temp.join(name);
+        let suffix = owner.map(Owner::name_suffix).unwrap_or_default();
+        let dir = temp.join(format!("{name}{suffix}"));
         std::fs::create_dir_all(dir.join("work/sub")).unwrap();
         std::fs::write(dir.join("work/sub/file.txt"), "x").unwrap();
-        if let Some(owner) = owner {
-            std::fs::write(dir.join(OWNER_FILE), owner.to_text()).unwrap();
-        }
         dir
     }
 
+    fn legacy_marker(owner: &Owner) -> String {
+        format!(
+            "pid={}\nstart={}\nboot={}\n",
+            owner.pid, owner.start, owner.boot
+        )
+    }
+
     #[test]
-    fn markers_round_trip() {
+    fn owners_round_trip_through_folder_names() {
         let me = Owner::current().expect("/proc is there on Linux");
-        assert_eq!(Owner::parse(&me.to_text()), Some(me.clone()));
         assert!(!me.is_gone(), "this process is alive");
-        assert_eq!(Owner::parse("pid=1\nstart=x\nboot=b\n"), None);
-        assert_eq!(Owner::parse("pid=1\n"), None);
+        let name = format!("harness-py.median-AbC123{}", me.name_suffix());
+        let back = Owner::from_name(&name).expect("an owner in the name");
+        assert_eq!((back.pid, back.start), (me.pid, me.start));
+        assert!(me.boot.starts_with(&back.boot) && back.boot.len() == 8);
+        assert!(!back.is_gone(), "the short boot id still names this boot");
+        for bare in [
+            "harness-run-AbC123",
+            "harness-run-AbC123.12.34",
+            "harness-run-AbC123.x.34.0123abcd",
+            "harness-run-AbC123.12.34.0123abcz",
+            "harness-run-AbC123.12.34.0123abc",
+            "12.34.0123abcd",
+        ] {
+            assert_eq!(Owner::from_name(bare), None, "{bare}");
+        }
+        assert_eq!(Owner::parse_legacy(&legacy_marker(&me)), Some(me.clone()));
+        assert_eq!(Owner::parse_legacy("pid=1\nstart=x\nboot=b\n"), None);
+        assert_eq!(Owner::parse_legacy("pid=1\n"), None);
+    }
+
+    #[test]
+    fn a_created_folder_carries_its_owner_from_the_first_moment() {
+        let dir = create_owned("harness-test-").unwrap();
+        let name = dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.starts_with("harness-test-"), "{name}");
+        assert_eq!(
+            Owner::from_name(&name).map(|o| o.pid),
+            Some(std::process::id())
+        );
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+            "no marker file"
+        );
     }
 
     #[test]
@@ -236,8 +321,13 @@ mod tests {
         let gone = folder(temp.path(), "harness-py-median-gone", Some(&dead));
         let pid_reused = folder(temp.path(), "harness-run-reused", Some(&reused));
         let rebooted = folder(temp.path(), "harness-run-rebooted", Some(&other_boot));
-        let unmarked = folder(temp.path(), "harness-run-unmarked", None);
+        let unowned = folder(temp.path(), "harness-run-unowned", None);
         let not_ours = folder(temp.path(), "other-tool-gone", Some(&dead));
+        // An older harness's folder: the owner in a marker file.
+        let legacy_gone = folder(temp.path(), "harness-run-legacy-gone", None);
+        std::fs::write(legacy_gone.join(LEGACY_OWNER_FILE), legacy_marker(&dead)).unwrap();
+        let legacy_alive = folder(temp.path(), "harness-run-legacy-alive", None);
+        std::fs::write(legacy_alive.join(LEGACY_OWNER_FILE), legacy_marker(&me)).unwrap();
         // A read-only folder inside (a check can leave one) is removed too.
         std::fs::set_permissions(
             gone.join("work/sub"),
@@ -247,26 +337,39 @@ mod tests {
 
         let cleanup = clean_stale(temp.path());
         assert!(cleanup.failed.is_empty(), "{:?}", cleanup.failed);
-        let mut want = vec![gone.clone(), pid_reused.clone(), rebooted.clone()];
+        let mut want = vec![
+            gone.clone(),
+            pid_reused.clone(),
+            rebooted.clone(),
+            legacy_gone.clone(),
+        ];
         want.sort();
         assert_eq!(cleanup.removed, want);
-        for removed in [&gone, &pid_reused, &rebooted] {
+        for removed in &want {
             assert!(!removed.exists(), "{}", removed.display());
         }
-        for kept in [&alive, &unmarked, &not_ours] {
+        for kept in [&alive, &unowned, &not_ours, &legacy_alive] {
             assert!(kept.exists(), "{}", kept.display());
         }
     }
 
     #[test]
-    fn an_unmarked_folder_is_left_alone() {
+    fn a_disowned_folder_is_left_alone() {
         let temp = tempfile::tempdir().unwrap();
-        let dir = temp.path().join("harness-kept");
-        std::fs::create_dir(&dir).unwrap();
-        mark(&dir).unwrap();
-        assert!(dir.join(OWNER_FILE).is_file());
-        unmark(&dir);
-        assert!(!dir.join(OWNER_FILE).exists());
+        let me = Owner::current().unwrap();
+        // Owned by a process that is gone, then disowned (kept on purpose) before any cleanup.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = Owner {
+            pid: child.id(),
+            ..me
+        };
+        child.wait().unwrap();
+        let dir = folder(temp.path(), "harness-kept-AbC123", Some(&dead));
+        let kept = disown(&dir).unwrap();
+        assert_eq!(kept, temp.path().join("harness-kept-AbC123"));
+        assert!(kept.join("work/sub/file.txt").is_file() && !dir.exists());
+        assert_eq!(disown(&kept).unwrap(), kept, "nothing left to disown");
         assert!(clean_stale(temp.path()).removed.is_empty());
+        assert!(kept.exists());
     }
 }

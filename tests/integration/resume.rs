@@ -110,12 +110,9 @@ impl Project {
             stderr.push_str(&line);
             stderr.push('\n');
             if seen >= finished && !sent {
-                if signal == Signal::SIGKILL {
-                    // Mid-run, as a real kill lands, not in the microseconds between the next
-                    // run's temp folder and its owner marker (a folder caught there has no
-                    // provable owner and is left alone).
-                    std::thread::sleep(std::time::Duration::from_millis(300));
-                }
+                // At once: whatever temp folder the next run is creating has its owner in its
+                // name from the first moment, so no moment leaves one the next harness cannot
+                // prove dead.
                 kill(pid, signal).unwrap();
                 sent = true;
             } else if twice && line.starts_with("interrupted: ") {
