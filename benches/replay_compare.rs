@@ -134,7 +134,7 @@ fn main() {
     }
     if std::env::args().any(|a| a == "--per-rule") {
         let none = ms(normalise_all(&all, &[]));
-        for (doc, rule) in noise::RULES.iter().zip(&rules) {
+        for (doc, rule) in noise::RULES.iter().zip(rules.iter()) {
             let t = ms(normalise_all(&all, std::slice::from_ref(rule))) - none;
             println!("  {:<20} {t:>7.1} ms", doc.name);
         }

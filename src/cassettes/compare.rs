@@ -3,8 +3,14 @@
 //!
 //! Pure functions over `serde_json::Value`; no I/O, no transport.
 
+use std::sync::Arc;
+
 use regex::Regex;
 use serde_json::{Map, Value};
+
+/// A set of rules shared by every run that compares with it (compiled once: a clone of a
+/// `Regex` would start with empty match caches on each run).
+pub type Rules = Arc<[NormalizeRule]>;
 
 /// A task-declared normalisation rule: every match of `regex` in any string becomes
 /// `replacement` (regex replacement syntax, `$1` allowed). Applied to both the recorded and the

@@ -15,7 +15,7 @@
 
 use std::sync::OnceLock;
 
-use super::compare::NormalizeRule;
+use super::compare::{NormalizeRule, Rules};
 
 /// What bash's full-output file path is compared as (the file is named at random outside the
 /// workspace: `/tmp/harness-bash-XXXX/pi-bash-<16 hex>.log`).
@@ -340,16 +340,27 @@ fn compiled() -> &'static [(NoiseRule, NormalizeRule)] {
 
 /// The rules a replay applies before the task's own: all of [`RULES`] when `defaults` (the
 /// task's `normalize_defaults`), else only those marked [`NoiseRule::always`].
-pub fn rules(defaults: bool) -> Vec<NormalizeRule> {
-    compiled()
-        .iter()
-        .filter(|(doc, _)| defaults || doc.always)
-        .map(|(_, rule)| rule.clone())
-        .collect()
+pub fn rules(defaults: bool) -> Rules {
+    static SETS: OnceLock<[Rules; 2]> = OnceLock::new();
+    let [always, all] = SETS.get_or_init(|| {
+        let set = |defaults: bool| -> Rules {
+            compiled()
+                .iter()
+                .filter(|(doc, _)| defaults || doc.always)
+                .map(|(_, rule)| rule.clone())
+                .collect()
+        };
+        [set(false), set(true)]
+    });
+    if defaults {
+        all.clone()
+    } else {
+        always.clone()
+    }
 }
 
 /// Every built-in rule, compiled: `rules(true)`.
-pub fn default_rules() -> Vec<NormalizeRule> {
+pub fn default_rules() -> Rules {
     rules(true)
 }
 

@@ -12,9 +12,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::CassetteError;
-use super::compare::{
-    NormalizeRule, PathMap, apply_rules, divergence_diff, first_difference, map_strings,
-};
+use super::compare::{PathMap, Rules, apply_rules, divergence_diff, first_difference, map_strings};
 use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
 };
@@ -100,7 +98,7 @@ pub struct Player {
 struct Shared {
     path: PathBuf,
     cassette: Cassette,
-    rules: Vec<NormalizeRule>,
+    rules: Rules,
     paths: PathMap,
     policy: OnDivergence,
     state: Mutex<State>,
@@ -123,7 +121,7 @@ impl Player {
     /// placeholders, compared as the placeholder and substituted back in served responses.
     pub fn load(
         path: &Path,
-        rules: Vec<NormalizeRule>,
+        rules: impl Into<Rules>,
         paths: PathMap,
     ) -> Result<Player, CassetteError> {
         let cassette = Cassette::load(path)?;
@@ -134,14 +132,14 @@ impl Player {
     pub fn from_cassette(
         cassette: Cassette,
         path: &Path,
-        rules: Vec<NormalizeRule>,
+        rules: impl Into<Rules>,
         paths: PathMap,
     ) -> Player {
         Player {
             shared: Arc::new(Shared {
                 path: path.to_owned(),
                 cassette,
-                rules,
+                rules: rules.into(),
                 paths,
                 policy: OnDivergence::Stop,
                 state: Mutex::new(State::default()),
@@ -394,6 +392,7 @@ impl Transport for Player {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cassettes::compare::NormalizeRule;
     use crate::cassettes::format::{
         CassetteHeader, RecordedEvent, RecordedRequest, RecordedResponse,
     };

@@ -25,6 +25,7 @@ use tokio::task::{JoinError, JoinSet};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::agent::AgentEvent;
+use crate::cassettes::compare::{NormalizeRule, Rules};
 use crate::cassettes::{CassetteMode, OnDivergence};
 use crate::edits::CorpusWriter;
 use crate::providers::RequestOptions;
@@ -191,6 +192,8 @@ pub(crate) struct SuiteState {
     pub(crate) interrupt: CancellationToken,
     /// The suite's HTTP client for live providers, made by the first run that needs it.
     pub(crate) live: std::sync::OnceLock<Arc<crate::providers::live::LiveTransport>>,
+    /// Each task's compare rules, compiled by its first run.
+    rules: Mutex<HashMap<String, Rules>>,
 }
 
 impl SuiteState {
@@ -201,6 +204,29 @@ impl SuiteState {
             .entry(provider.to_owned())
             .or_insert_with(|| Limiter::new(max))
             .clone()
+    }
+
+    /// The rules a replay of `task` compares with: its own after the built-in ones, compiled
+    /// once for all of its runs.
+    pub(crate) fn compare_rules(&self, task: &Task) -> Result<Rules, String> {
+        let builtin = crate::cassettes::noise::rules(task.normalize_defaults);
+        if task.normalize.is_empty() {
+            return Ok(builtin);
+        }
+        let mut cache = self.rules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(rules) = cache.get(&task.id) {
+            return Ok(rules.clone());
+        }
+        let mut rules = builtin.to_vec();
+        for rule in &task.normalize {
+            rules.push(
+                NormalizeRule::new(&rule.pattern, rule.replacement.clone())
+                    .map_err(|e| format!("bad normalize rule: {e}"))?,
+            );
+        }
+        let rules: Rules = rules.into();
+        cache.insert(task.id.clone(), rules.clone());
+        Ok(rules)
     }
 }
 
@@ -255,6 +281,7 @@ pub async fn execute_until(
         corpus: Mutex::new(CorpusWriter::append(&options.report_dir).ok()),
         interrupt: stop.clone(),
         live: std::sync::OnceLock::new(),
+        rules: Mutex::new(HashMap::new()),
     });
     // Each run's outcome is put in its place as soon as its task ends, so that a finished run
     // holds only its record: a task's cell (sized for the whole run's future) is freed when it

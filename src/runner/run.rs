@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::agent::{Agent, EventSink, StopCause};
 use crate::cassettes::divergence;
-use crate::cassettes::{CassetteHeader, CassettePlan, NormalizeRule};
+use crate::cassettes::{CassetteHeader, CassettePlan};
 use crate::edits::CorpusRecorder;
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
@@ -21,18 +21,6 @@ use crate::workspace::Workspace;
 
 use super::session::{Finished, Session};
 use super::{PlannedRun, Reporter, RunOptions, RunnerEvent, SuiteState, errored};
-
-/// The rules a replay compares with: the task's own, after the built-in ones.
-fn compare_rules(run: &PlannedRun) -> Result<Vec<NormalizeRule>, String> {
-    let mut rules = crate::cassettes::noise::rules(run.task.normalize_defaults);
-    for rule in &run.task.normalize {
-        rules.push(
-            NormalizeRule::new(&rule.pattern, rule.replacement.clone())
-                .map_err(|e| format!("bad normalize rule: {e}"))?,
-        );
-    }
-    Ok(rules)
-}
 
 pub(super) async fn run_one(
     index: usize,
@@ -76,7 +64,7 @@ pub(super) async fn run_one(
     };
     // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
     let redactor = options.redactor.with(spec.api_key.iter());
-    let rules = match compare_rules(run) {
+    let rules = match state.compare_rules(&run.task) {
         Ok(rules) => rules,
         Err(e) => return errored(run, "setup", e),
     };
@@ -362,6 +350,10 @@ fn redacted<T: serde::Serialize + serde::de::DeserializeOwned>(
     value: T,
 ) -> T {
     if redactor.is_empty() {
+        return value;
+    }
+    // One scan of the serialised text settles the common case: no secret anywhere.
+    if serde_json::to_string(&value).is_ok_and(|text| redactor.is_absent_from_json(&text)) {
         return value;
     }
     let Ok(mut json) = serde_json::to_value(&value) else {

@@ -11,15 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::agent::StopCause;
-use crate::cassettes::compare::PathMap;
+use crate::cassettes::compare::{PathMap, Rules};
 use crate::cassettes::divergence::{self, Difference, DivergenceTracker};
 use crate::cassettes::format::{
     BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader, SCRATCH_PLACEHOLDER,
 };
 use crate::cassettes::recorder::write_cassette;
 use crate::cassettes::{
-    CassetteError, CassettePlan, NormalizeRule, OnDivergence, Player, Recorder, Rerecorder,
-    WORKSPACE_PLACEHOLDER,
+    CassetteError, CassettePlan, OnDivergence, Player, Recorder, Rerecorder, WORKSPACE_PLACEHOLDER,
 };
 use crate::providers::live::LiveTransport;
 use crate::providers::transport::Transport;
@@ -73,7 +72,7 @@ impl Session {
         plan: CassettePlan,
         run: &PlannedRun,
         options: &RunOptions,
-        rules: Vec<NormalizeRule>,
+        rules: Rules,
         (workspace, scratch): (&Path, &Scratch),
         api_key: &Option<String>,
         shared: &OnceLock<Arc<LiveTransport>>,

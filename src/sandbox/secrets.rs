@@ -311,16 +311,35 @@ impl Redactor {
         }
     }
 
-    /// This redactor plus `more` secrets.
+    /// This redactor plus `more` secrets: itself (its matcher shared, nothing built again)
+    /// when it holds them all already, as it does a sealed key a run uses.
     pub fn with(&self, more: impl IntoIterator<Item = impl AsRef<str>>) -> Self {
+        let new: Vec<String> = more
+            .into_iter()
+            .map(|s| s.as_ref().to_owned())
+            .filter(|s| s.len() >= MIN_SECRET_LEN && !self.secrets.contains(s))
+            .collect();
+        if new.is_empty() {
+            return self.clone();
+        }
         let mut all = self.secrets.clone();
-        all.extend(more.into_iter().map(|s| s.as_ref().to_owned()));
+        all.extend(new);
         Redactor::new(all)
     }
 
     /// Whether it redacts nothing.
     pub fn is_empty(&self) -> bool {
         self.matcher.is_none()
+    }
+
+    /// Whether no string of the JSON document `json` can hold a secret: none appears in its
+    /// text, and none has a character JSON escapes (which would hide it from that search).
+    pub fn is_absent_from_json(&self, json: &str) -> bool {
+        let Some(m) = &self.matcher else {
+            return true;
+        };
+        let escaped = |s: &String| s.chars().any(|c| c == '"' || c == '\\' || c < ' ');
+        !m.is_match(json) && !self.secrets.iter().any(escaped)
     }
 
     /// `text` with every secret replaced.
@@ -413,8 +432,25 @@ mod tests {
         assert!(matches!(r.redact("nothing here"), Cow::Borrowed(_)));
         assert!(Redactor::default().is_empty());
         assert_eq!(Redactor::default().redact("x"), "x");
+        let json = |s: &str| serde_json::to_string(&serde_json::json!({"k": [s]})).unwrap();
+        assert!(r.is_absent_from_json(&json("nothing here")));
+        assert!(!r.is_absent_from_json(&json("x local-test-key-0123 y")));
+        // A secret JSON escapes cannot be searched for in the text: never called absent.
+        let quoted = Redactor::new(["quote\"in-the-secret"]);
+        assert!(!quoted.is_absent_from_json(&json("nothing here")));
+        assert!(Redactor::default().is_absent_from_json(&json("local-test-key-0123")));
         let more = Redactor::default().with(["another-secret-value"]);
         assert_eq!(more.redact("[another-secret-value]"), "[[REDACTED]]");
+        // Secrets it holds already (or too short to count): the same list; a new one joins it.
+        let same = r.with(["local-test-key-0123", "tiny"]);
+        assert_eq!(same.secrets, r.secrets);
+        assert_eq!(same.redact("local-test-key-0123456"), REDACTED);
+        let grown = r.with(["local-test-key-0123", "yet-another-secret"]);
+        assert_eq!(grown.secrets.len(), r.secrets.len() + 1);
+        assert_eq!(
+            grown.redact("yet-another-secret local-test-key-0123"),
+            "[REDACTED] [REDACTED]"
+        );
     }
 
     #[test]
