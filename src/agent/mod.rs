@@ -187,19 +187,23 @@ impl Agent {
         ctx: &ToolContext,
         events: &EventSink,
     ) -> StopCause {
+        // One context for the whole run: each turn lends it the conversation (moved, not
+        // copied: a copy per turn would cost the whole conversation every turn).
+        let mut context = Context {
+            system_prompt: self.system_prompt.clone(),
+            messages: Vec::new(),
+            tools: self.tools.definitions(),
+        };
         loop {
             if let Some(limit) = self.limit_reached(run, started) {
                 return StopCause::Limit(limit);
             }
             let turn = run.turns + 1;
             events(AgentEvent::TurnStarted { turn });
-            let context = Context {
-                system_prompt: self.system_prompt.clone(),
-                messages: run.messages.clone(),
-                tools: self.tools.definitions(),
-            };
+            context.messages = std::mem::take(&mut run.messages);
             let asked = Instant::now();
             let reply = self.ask(&context, started).await;
+            run.messages = std::mem::take(&mut context.messages);
             let elapsed = asked.elapsed();
             run.model_time += elapsed;
             let reply = match reply {
