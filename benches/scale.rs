@@ -66,15 +66,16 @@ fn main() {
         turns_per_run: turns,
         ..LoadConfig::default()
     }));
+    let workspaces = tmpdir.clone().unwrap_or_else(std::env::temp_dir);
     println!(
         "scale: {} as a child process, {jobs} in flight, {turns} turns per run, sandbox {}, \
-         workspaces in {}, report folders in {}",
+         workspaces in {} ({}), report folders in {} ({})",
         harness.display(),
         sandbox.as_deref().unwrap_or("default"),
-        tmpdir
-            .as_deref()
-            .map_or_else(|| "$TMPDIR".to_owned(), |d| d.display().to_string()),
-        place.display()
+        workspaces.display(),
+        file_system(&workspaces),
+        place.display(),
+        file_system(&place),
     );
     let setup = Setup {
         harness: &harness,
@@ -393,6 +394,20 @@ fn only_folder(dir: &Path) -> PathBuf {
         .collect();
     assert_eq!(folders.len(), 1, "{folders:?}");
     folders.into_iter().next().unwrap()
+}
+
+/// The type of the file system holding `dir` (`stat -f`), since creating and removing files is
+/// much of a run's cost and varies with it: `ext2/ext3` is what `stat` calls ext4 too.
+fn file_system(dir: &Path) -> String {
+    Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir)
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "file system unknown".to_owned())
 }
 
 fn clock_ticks_per_second() -> f64 {
