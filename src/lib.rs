@@ -4,6 +4,7 @@
 //! before it (never the other way):
 //!
 //! ```text
+//! markdown              fenced code blocks for the markdown the reports write
 //! sandbox               spawning the agent's commands under a sandbox tier, process-tree
 //!                       cleanup, output caps, the commands' environment, the harness's secrets
 //! conversation          provider-neutral messages, tool calls, usage, stop reasons
@@ -31,6 +32,7 @@ pub mod cassettes;
 pub mod cli;
 pub mod conversation;
 pub mod edits;
+pub mod markdown;
 pub mod providers;
 pub mod reports;
 pub mod runner;

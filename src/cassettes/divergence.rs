@@ -383,12 +383,8 @@ pub fn markdown(title: &str, diffs: &[Difference]) -> String {
             d.turn
         );
         if !d.diff.is_empty() {
-            let fence = fence_for(&d.diff);
-            let _ = write!(out, "\n{fence}diff\n{}", d.diff);
-            if !d.diff.ends_with('\n') {
-                out.push('\n');
-            }
-            let _ = writeln!(out, "{fence}");
+            out.push('\n');
+            out.push_str(&crate::markdown::fenced("diff", &d.diff));
         }
     }
     out
@@ -396,21 +392,6 @@ pub fn markdown(title: &str, diffs: &[Difference]) -> String {
 
 fn escape_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// A code fence longer than any run of backticks in `text`.
-fn fence_for(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat(longest.max(2) + 1)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -11,22 +11,7 @@ use crate::conversation::{AssistantBlock, Content, Message, UserContent};
 use crate::scoring::RunFile;
 use crate::scoring::run_file::{ToolCallRecord, tier_name};
 
-/// A fenced block whose fence is longer than any backtick run inside `text`.
-pub fn fenced(lang: &str, text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    let fence = "`".repeat(longest.max(2) + 1);
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    format!("{fence}{lang}\n{body}\n{fence}\n")
-}
+pub use crate::markdown::fenced;
 
 /// Content blocks as text: text as it is, an image named with its type and size.
 pub(crate) fn contents_text(content: &[Content]) -> String {
