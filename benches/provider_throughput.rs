@@ -31,7 +31,7 @@ use harness::providers::live::LiveTransport;
 use harness::runner::{self, RunOptions, Silent};
 use harness::scoring::{self, Outcome};
 use harness::tasks::{self, Task};
-use harness::testkit::{self, LoadConfig};
+use harness::testkit::{self, LoadConfig, proc_stat};
 use harness::workspace::Workspace;
 
 fn arg(name: &str, default: usize) -> usize {
@@ -50,7 +50,7 @@ fn main() {
     let runs = arg("--runs", 2000);
     let jobs = arg("--jobs", 64);
     let turns = arg("--turns", 4).max(2);
-    let tick = clock_ticks_per_second();
+    let tick = proc_stat::clock_ticks_per_second();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("tasks");
@@ -191,28 +191,8 @@ fn measure(
 
 /// (utime + stime, cutime + cstime) of this process, in seconds.
 fn cpu_seconds(tick: f64) -> (f64, f64) {
-    process_cpu_seconds("/proc/self/stat", tick)
-}
-
-/// (utime + stime, cutime + cstime) of the process whose `stat` file is `path`, in seconds.
-fn process_cpu_seconds(path: &str, tick: f64) -> (f64, f64) {
-    let stat = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {path}: {e}"));
-    // Fields after the command name (which may hold spaces) start at field 3 (state).
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let fields: Vec<f64> = rest
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    let (utime, stime, cutime, cstime) = (fields[11], fields[12], fields[13], fields[14]);
-    ((utime + stime) / tick, (cutime + cstime) / tick)
-}
-
-fn clock_ticks_per_second() -> f64 {
-    let out = Command::new("getconf").arg("CLK_TCK").output();
-    out.ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100.0)
+    let t = proc_stat::read("/proc/self/stat", tick);
+    (t.own, t.children)
 }
 
 /// The per-run work that does not depend on the model: workspace, check, diff.
@@ -263,7 +243,7 @@ impl ServerProcess {
 
     /// The server's CPU time so far (user + system), in seconds.
     fn cpu(&self, tick: f64) -> f64 {
-        process_cpu_seconds(&format!("/proc/{}/stat", self.child.id()), tick).0
+        proc_stat::read(&format!("/proc/{}/stat", self.child.id()), tick).own
     }
 }
 

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use harness::testkit::{self, LoadConfig, LoadServer};
+use harness::testkit::{self, LoadConfig, LoadServer, proc_stat};
 
 const PEAK_TARGET_MIB: f64 = 200.0;
 const CPU_PER_TURN_TARGET_MS: f64 = 1.0;
@@ -55,7 +55,7 @@ fn main() {
     let tmpdir = arg("--tmpdir").map(PathBuf::from);
     let place =
         arg("--dir").map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")), PathBuf::from);
-    let tick = clock_ticks_per_second();
+    let tick = proc_stat::clock_ticks_per_second();
     // `--harness PATH` measures another build (an older one, to compare).
     let harness = arg("--harness").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_harness")),
@@ -261,7 +261,11 @@ fn measure(setup: &Setup<'_>, runs: usize) -> Measured {
     let mut run_wall = None;
     let (cpu, children_cpu) = loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the child's stat");
-        let (state, own, children) = parse_stat(&stat, tick);
+        let proc_stat::CpuTimes {
+            state,
+            own,
+            children,
+        } = proc_stat::parse(&stat, tick).expect("the child's stat line");
         if state == 'Z' {
             break (own, children);
         }
@@ -355,20 +359,6 @@ fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHand
     })
 }
 
-/// (state, utime + stime, cutime + cstime) from a `/proc/PID/stat` line, in seconds.
-fn parse_stat(stat: &str, tick: f64) -> (char, f64, f64) {
-    // Fields after the command name (which may hold spaces) start at field 3 (state).
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let num = |i: usize| fields[i].parse::<f64>().unwrap_or(0.0);
-    let state = fields[0].chars().next().unwrap_or('?');
-    (
-        state,
-        (num(11) + num(12)) / tick,
-        (num(13) + num(14)) / tick,
-    )
-}
-
 /// A `Name:   123 kB` line of `/proc/PID/status`, in KiB.
 fn status_kib(status: &str, name: &str) -> Option<u64> {
     status
@@ -408,12 +398,4 @@ fn file_system(dir: &Path) -> String {
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "file system unknown".to_owned())
-}
-
-fn clock_ticks_per_second() -> f64 {
-    let out = Command::new("getconf").arg("CLK_TCK").output();
-    out.ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(100.0)
 }

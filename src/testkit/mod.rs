@@ -3,9 +3,11 @@
 //! a script of assistant turns, and records the requests it got. Used by the tests and to produce
 //! the shipped, scripted cassettes; and the load server that answers any number of conversations
 //! at once (with a share of 429s) and counts requests in flight, for load tests and throughput
-//! benchmarks. Nothing else in the crate depends on this module.
+//! benchmarks; and the benchmarks' reader of a process's CPU times. Nothing else in the crate
+//! depends on this module.
 
 pub mod load_server;
+pub mod proc_stat;
 pub mod scripted_server;
 
 pub use load_server::{
