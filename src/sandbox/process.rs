@@ -336,15 +336,22 @@ pub fn kill_orphans() -> usize {
     let my_exe = std::fs::read_link("/proc/self/exe").ok();
     let mut killed = 0;
     for _ in 0..MAX_PASSES {
+        // The registry stays locked for the whole pass (not across the sleep): no own command
+        // is then between its fork and its registration. One in the middle of its `exec` shows
+        // its new program and, for a moment, an empty environment, as an `env -i` orphan does;
+        // seen unregistered, it would be killed for one.
+        let own = own_children();
         // The own commands are neither orphans nor anyone's to reap: never looked at.
-        let own: BTreeSet<i32> = own_children().clone();
         let children: Vec<Child> = match own_process_children() {
             Some(pids) => pids
                 .into_iter()
                 .filter(|pid| !own.contains(pid))
                 .filter_map(|pid| child_of(me, pid))
                 .collect(),
-            None => children_of(me),
+            None => children_of(me)
+                .into_iter()
+                .filter(|c| !own.contains(&c.pid))
+                .collect(),
         };
         reap_adopted(&children);
         let found: Vec<i32> = children
@@ -362,13 +369,14 @@ pub fn kill_orphans() -> usize {
                     .any(|var| var.starts_with(TAG_VAR.as_bytes()))
             })
             .collect();
-        if found.is_empty() {
-            break;
-        }
-        for pid in found {
+        for &pid in &found {
             if kill(Pid::from_raw(pid), Signal::SIGKILL).is_ok() {
                 killed += 1;
             }
+        }
+        drop(own);
+        if found.is_empty() {
+            break;
         }
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -384,17 +392,11 @@ fn proc_pids() -> impl Iterator<Item = i32> {
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
 }
 
-/// Reaps the zombies among `children` that no one else waits for.
+/// Reaps the zombies among `children`, which hold no own child ([`own_children`], locked by the
+/// caller while it found them): no one else waits for these.
 fn reap_adopted(children: &[Child]) {
     use nix::sys::wait::{WaitPidFlag, waitpid};
-    if !children.iter().any(|c| c.zombie) {
-        return;
-    }
-    let own = own_children();
-    for c in children
-        .iter()
-        .filter(|c| c.zombie && !own.contains(&c.pid))
-    {
+    for c in children.iter().filter(|c| c.zombie) {
         let _reaped = waitpid(Pid::from_raw(c.pid), Some(WaitPidFlag::WNOHANG));
     }
 }
