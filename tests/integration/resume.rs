@@ -110,9 +110,14 @@ impl Project {
             stderr.push_str(&line);
             stderr.push('\n');
             if seen >= finished && !sent {
-                // At once: whatever temp folder the next run is creating has its owner in its
-                // name from the first moment, so no moment leaves one the next harness cannot
-                // prove dead.
+                if signal == Signal::SIGKILL {
+                    // Mid-run, as a real kill lands: once a run in flight has its temp folders
+                    // (each owned from its first moment, so any moment will do).
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while self.leftovers().is_empty() && std::time::Instant::now() < deadline {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
                 kill(pid, signal).unwrap();
                 sent = true;
             } else if twice && line.starts_with("interrupted: ") {
