@@ -121,6 +121,23 @@ fn run_anchors(report: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The run panel with id `run` is displayed, and its text holds each of `expected`.
+fn assert_run_shown(page: &mut Browser, run: &str, expected: &[&str]) {
+    assert_eq!(
+        page.eval(&format!(
+            "getComputedStyle(document.getElementById('{run}')).display"
+        )),
+        "block",
+        "run {run} is displayed"
+    );
+    let text: String =
+        serde_json::from_value(page.eval(&format!("document.getElementById('{run}').innerText")))
+            .unwrap();
+    for part in expected {
+        assert!(text.contains(part), "`{part}` in run {run}:\n{text}");
+    }
+}
+
 #[test]
 fn the_shipped_suite_leaves_every_file_and_can_be_written_again() {
     let suite = suite();
@@ -395,29 +412,19 @@ fn the_report_opens_in_a_browser_without_errors_and_shows_a_run() {
         "document.querySelector('a[href=\"#{run}\"]').click()"
     ));
     std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(
-        page.eval(&format!(
-            "getComputedStyle(document.getElementById('{run}')).display"
-        )),
-        "block"
+    assert_run_shown(
+        &mut page,
+        run,
+        &[
+            "Transcript",
+            "User",
+            "Assistant · turn 1",
+            "tool call",
+            "slugify",
+            "Diff",
+            "Checks",
+        ],
     );
-    let text: String =
-        serde_json::from_value(page.eval(&format!("document.getElementById('{run}').innerText")))
-            .unwrap();
-    for expected in [
-        "Transcript",
-        "User",
-        "Assistant · turn 1",
-        "tool call",
-        "slugify",
-        "Diff",
-        "Checks",
-    ] {
-        assert!(
-            text.contains(expected),
-            "`{expected}` in the open run:\n{text}"
-        );
-    }
     let diff_lines = page.eval(&format!(
         "Array.from(document.querySelectorAll('#{run} pre.diff span.add')).filter(s => s.offsetHeight > 0).length"
     ));
@@ -504,27 +511,17 @@ fn a_report_past_the_inline_limit_links_each_runs_page_and_both_open_in_a_browse
         url.ends_with("runs/py-slugify--anthropic--scripted-claude--e1/run.html"),
         "{url}"
     );
-    assert_eq!(
-        page.eval(&format!(
-            "getComputedStyle(document.getElementById('{run}')).display"
-        )),
-        "block"
+    assert_run_shown(
+        &mut page,
+        run,
+        &[
+            "Transcript",
+            "Assistant · turn 1",
+            "tool call",
+            "Diff",
+            "Checks",
+        ],
     );
-    let text: String =
-        serde_json::from_value(page.eval(&format!("document.getElementById('{run}').innerText")))
-            .unwrap();
-    for expected in [
-        "Transcript",
-        "Assistant · turn 1",
-        "tool call",
-        "Diff",
-        "Checks",
-    ] {
-        assert!(
-            text.contains(expected),
-            "`{expected}` on the run's page:\n{text}"
-        );
-    }
     let screenshot = artifacts().join("run-page.png");
     page.screenshot(1200, 900, &screenshot);
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
