@@ -99,6 +99,8 @@ pub(super) async fn run_one(
         .sandbox
         .jail(workspace.path())
         .with_scratch(&scratch);
+    // Under `isolated` the run's sandbox starts now, while the model is asked for its first turn.
+    jail.prepare();
     // Under `isolated` the run's tmp folder is the commands' private /tmp.
     let tmpdir = if jail.tmp_is_private() {
         Path::new("/tmp")

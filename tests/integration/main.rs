@@ -17,5 +17,6 @@ mod resume;
 mod retry;
 mod run;
 mod sandbox;
+mod sandbox_races;
 mod tasks;
 mod volatile;
