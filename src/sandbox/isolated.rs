@@ -37,6 +37,9 @@ use super::wire::{self, Reply, Request};
 /// How long a sandbox may take to start (bubblewrap and the supervisor's first word).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a sandbox whose run ended may take to end by itself before it is killed.
+const END_GRACE: Duration = Duration::from_secs(2);
+
 /// The most of bubblewrap's stderr kept to explain a failed start.
 const STDERR_KEPT: usize = 4096;
 
@@ -281,23 +284,43 @@ impl RunSandbox {
         }
     }
 
-    /// Shuts the socket and kills bubblewrap's process group.
+    /// Shuts the socket: the supervisor kills everything in the sandbox and exits, and with it
+    /// (PID 1) the namespace; bubblewrap then ends by itself and is waited for, so its children's
+    /// CPU is counted as the harness's children's. Bubblewrap's whole group is killed if it has
+    /// not ended within [`END_GRACE`] (or at once without a runtime to wait in).
     fn shut(&mut self) {
         let _done = rustix::net::shutdown(&self.control.socket, rustix::net::Shutdown::Both);
-        if let Some(pid) = self.pgid.take() {
-            let _gone = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-            // Killed and handed to tokio's reaper: no longer an own child.
-            own_children().remove(&pid);
-        }
         self.control.end("the run ended".to_owned());
         for task in self.tasks.drain(..) {
             task.abort();
         }
-        drop(self.bwrap.take());
-        super::process::reap_now_and_then();
+        let (Some(mut child), Some(pgid)) = (self.bwrap.take(), self.pgid.take()) else {
+            return;
+        };
+        let kill = move || {
+            let _gone = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
+                        kill();
+                        let _reaped = child.wait().await;
+                    }
+                    own_children().remove(&pgid);
+                    super::process::reap_now_and_then();
+                });
+            }
+            Err(_) => {
+                kill();
+                // Killed and handed to tokio's reaper: no longer an own child.
+                drop(child);
+                own_children().remove(&pgid);
+            }
+        }
     }
 }
 

@@ -474,7 +474,18 @@ impl Jail {
     /// confined: every folder is made inside its parent's open descriptor.
     pub fn create_dir_all(&self, abs: &Path) -> Result<(), FsError> {
         let Some((anchor, rel)) = self.locate(abs, true)? else {
-            return Ok(std::fs::create_dir_all(abs)?);
+            let missing: Vec<PathBuf> = abs
+                .ancestors()
+                .take_while(|p| std::fs::symlink_metadata(p).is_err())
+                .map(Path::to_path_buf)
+                .collect();
+            std::fs::create_dir_all(abs)?;
+            if let Some(user) = &self.sandbox.user {
+                for dir in missing.iter().rev() {
+                    user.chown(dir)?;
+                }
+            }
+            return Ok(());
         };
         let user = self.sandbox.user.clone();
         self.beneath(abs, &anchor, &rel, |rel| {

@@ -85,7 +85,8 @@ impl CommandUser {
         Ok(())
     }
 
-    fn chown(&self, path: &Path) -> io::Result<()> {
+    /// Gives `path` itself (not what it points to) to this user.
+    pub(crate) fn chown(&self, path: &Path) -> io::Result<()> {
         Ok(rustix::fs::chownat(
             rustix::fs::CWD,
             path,
