@@ -18,6 +18,10 @@
 //!   has exited and before it is reaped) per sample, and the CPU of its waited-for children
 //!   (bubblewrap, the supervisor, the commands) against the shell's.
 //!
+//! First, in process, the latency of one bash call through the tool set under each tier against
+//! `bash -c` spawned directly (`--micro N` calls each, default 100; 0 skips it): the per-call
+//! cost without the process start, the model or the reports around it.
+//!
 //! The machine's load average is printed before and after: it is shared with other builds, so
 //! compare figures of one run only. Targets (issue 16, under the default tier `isolated`): at
 //! most 5 ms per sample, 0.5 ms per extra call, 5 ms of harness CPU per sample; the bench exits
@@ -124,6 +128,10 @@ fn main() {
     for (name, path) in &builds {
         println!("  {name}: {}", path.display());
     }
+    let micro: usize = arg("--micro").map_or(100, |n| n.parse().expect("--micro N"));
+    if micro > 0 {
+        runtime.block_on(per_call(&setup, &tiers, micro));
+    }
 
     // results[(build, tier, calls)] = per-round measures; shell[calls] = per-round measures.
     let mut results: Vec<((String, String, usize), Vec<Measure>)> = Vec::new();
@@ -215,6 +223,68 @@ fn main() {
         }
         std::process::exit(1);
     }
+}
+
+/// In process: `n` sequential bash calls through the tool set under each tier, and `n` direct
+/// `bash -c` spawns, each after 5 warm-up calls; prints the median and mean milliseconds per
+/// call.
+async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
+    use harness::sandbox::{Sandbox, Scratch, Tier};
+    use harness::tools::{ToolContext, ToolSet, ToolSetSpec};
+    let dir = tempfile::tempdir_in(&setup.place).unwrap();
+    let ws = dir.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("README.md"), "A tiny fixture.\n").unwrap();
+    let report = |what: &str, mut times: Vec<f64>| {
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "per call, in process: {what}: median {:.3} ms, mean {mean:.3} ms",
+            times[times.len() / 2]
+        );
+    };
+    for tier in tiers {
+        let tier: Tier = match tier.as_str() {
+            "isolated" => Tier::Isolated,
+            "workspace" => Tier::Workspace,
+            _ => Tier::None,
+        };
+        let sandbox = Sandbox::detect(Some(tier)).with_unprivileged_commands();
+        let scratch = Scratch::new().unwrap();
+        let mut ctx = ToolContext::new(&ws);
+        ctx.temp_dir = scratch.logs().to_path_buf();
+        ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+        let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
+        let mut times = Vec::new();
+        for i in 0..n + 5 {
+            let started = Instant::now();
+            let result = tools
+                .call("bash", json!({ "command": COMMAND }), &ctx)
+                .await;
+            assert!(!result.is_error, "{result:?}");
+            if i >= 5 {
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        report(sandbox.name(), times);
+    }
+    let mut times = Vec::new();
+    for i in 0..n + 5 {
+        let started = Instant::now();
+        let out = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(COMMAND)
+            .current_dir(&ws)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success());
+        if i >= 5 {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    report("bash -c, spawned directly", times);
 }
 
 fn push<K: PartialEq>(into: &mut Vec<(K, Vec<Measure>)>, key: K, m: Measure) {

@@ -5,17 +5,20 @@
 //!
 //! Tiers ([`Tier`], `--sandbox`):
 //!
-//! * `isolated` (the default wherever bubblewrap works): commands run under `bwrap` with no
+//! * `isolated` (the default wherever bubblewrap and `openat2` work): a run's commands run in
+//!   one bubblewrap sandbox made for the run ([`isolated`], its [`supervisor`] as PID 1) with no
 //!   network, their own PID, mount, IPC, UTS and user namespaces and no capabilities; the file
 //!   system is read-only except the workspace, the run's `HOME` and a private `/tmp`; `/run` and
 //!   the host's home folder are hidden (toolchains under it stay readable); `/proc` shows only
 //!   the sandbox's own processes. The file tools are confined as under `workspace`.
-//! * `workspace`: the file tools refuse paths that resolve (after symlinks) outside the
-//!   workspace; commands are not isolated.
+//! * `workspace`: the file tools open every path beneath the workspace in one step
+//!   ([`beneath`], `openat2`) and refuse those that lead outside; commands are not isolated.
 //! * `none`: Pi's behaviour, nothing confined.
 //!
 //! In every tier commands get an allow-listed environment ([`env`]), every process a command
-//! starts is killed when it ends ([`process`]), and output is capped ([`output`]).
+//! starts is killed when it ends ([`process`]), output is capped ([`output`]), the harness holds
+//! its keys out of its environment and is non-dumpable ([`secrets`]), and a root harness runs
+//! commands outside `isolated` as `nobody` ([`user`], [`Sandbox::with_unprivileged_commands`]).
 //!
 //! This module sits below `tools` and depends on nothing else in the crate.
 

@@ -13,7 +13,8 @@
 //!
 //! A command cannot touch it: PID 1 of a namespace gets no signal from inside it that it has no
 //! handler for (`kill -9 1` does nothing), and it makes itself non-dumpable, so a process of the
-//! same user inside cannot ptrace it or read its memory or descriptors.
+//! same user inside cannot ptrace it or read its memory or descriptors. It refuses to run as
+//! anything but PID 1: only there is "every process it can see" the run's.
 //!
 //! Depends on [`super::wire`] and the tag variable of [`super::process`] only; nothing here runs
 //! in the harness.
@@ -101,9 +102,15 @@ pub fn main() -> ExitCode {
 }
 
 fn serve() -> io::Result<()> {
+    // Everything it may kill is in its own PID namespace only because it is that namespace's
+    // PID 1: started any other way (by hand, on the host), it must do nothing at all.
+    if std::process::id() != 1 {
+        return Err(io::Error::other(
+            "refusing to run: the supervisor only runs as PID 1 of a run's sandbox, started by \
+             the harness through bubblewrap",
+        ));
+    }
     let _ = nix::sys::prctl::set_dumpable(false);
-    // Not PID 1 (bubblewrap without `--as-pid-1`): still the reaper of what its commands leave.
-    let _ = nix::sys::prctl::set_child_subreaper(true);
     // The socket is standard input; keep a private copy and put /dev/null in its place, so that
     // nothing started here could ever inherit it.
     let socket = io::stdin().as_fd().try_clone_to_owned()?;
@@ -245,6 +252,9 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
     let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
     let entry = format!("{TAG_VAR}={tag}");
     let me = std::process::id() as i32;
+    if me != 1 {
+        return;
+    }
     for _ in 0..MAX_PASSES {
         let roots: Vec<i32> = shared
             .lock()
@@ -255,7 +265,8 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
             .collect();
         let mut found = Vec::new();
         for other in processes() {
-            if other == me {
+            // Zombies are dead already (the reaper takes them); their environ reads empty.
+            if other == me || is_zombie(other) {
                 continue;
             }
             let environ = std::fs::read(format!("/proc/{other}/environ")).unwrap_or_default();
@@ -281,8 +292,11 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
 /// Every process of the sandbox but this one, killed (the harness is gone).
 fn kill_everything() {
     let me = std::process::id() as i32;
+    if me != 1 {
+        return;
+    }
     for _ in 0..MAX_PASSES {
-        let others: Vec<i32> = processes().filter(|p| *p != me).collect();
+        let others: Vec<i32> = processes().filter(|p| *p != me && !is_zombie(*p)).collect();
         if others.is_empty() {
             return;
         }
@@ -300,6 +314,22 @@ fn processes() -> impl Iterator<Item = i32> {
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+}
+
+/// Whether `pid` has ended and waits to be reaped (or is gone).
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_owned();
+            Some(state == "Z" || state == "X")
+        })
+        .unwrap_or(true)
 }
 
 /// The parent of `pid`, from its `stat`.

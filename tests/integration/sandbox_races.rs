@@ -596,6 +596,39 @@ async fn a_runs_commands_share_one_sandbox_whose_supervisor_they_cannot_touch() 
 }
 
 #[test]
+fn the_supervisor_refuses_to_run_outside_a_sandbox() {
+    // Started by hand on the host it would see every process: it must do nothing. (Its socket
+    // stays open, so without the refusal it would wait, and be killed here, not kill.)
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .arg(harness::sandbox::supervisor::ARG)
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(
+            theirs,
+        )))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(ours);
+    let status = status.expect("the supervisor did not refuse at once");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refusing to run"), "{stderr}");
+}
+
+#[test]
 fn the_sandbox_starts_once_per_run() {
     // A whole run of five bash calls and a check: one bubblewrap, one supervisor.
     let Some(_sandbox) = isolated_or_skip("the_sandbox_starts_once_per_run") else {
