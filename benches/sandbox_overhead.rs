@@ -227,7 +227,7 @@ fn main() {
 
 /// In process: `n` sequential bash calls through the tool set under each tier, and `n` direct
 /// `bash -c` spawns, each after 5 warm-up calls; prints the median and mean milliseconds per
-/// call.
+/// call, and this process's CPU per call (the tool's own work; the children's apart).
 async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
     use harness::sandbox::{Sandbox, Scratch, Tier};
     use harness::tools::{ToolContext, ToolSet, ToolSetSpec};
@@ -235,12 +235,16 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
     let ws = dir.path().canonicalize().unwrap().join("work");
     std::fs::create_dir(&ws).unwrap();
     std::fs::write(ws.join("README.md"), "A tiny fixture.\n").unwrap();
-    let report = |what: &str, mut times: Vec<f64>| {
+    let cpu = || proc_stat::read("/proc/self/stat", setup.tick);
+    let report = |what: &str, mut times: Vec<f64>, before: proc_stat::CpuTimes| {
+        let after = cpu();
         let mean = times.iter().sum::<f64>() / times.len() as f64;
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!(
-            "per call, in process: {what}: median {:.3} ms, mean {mean:.3} ms",
-            times[times.len() / 2]
+            "per call, in process: {what}: median {:.3} ms, mean {mean:.3} ms; CPU per call: this process {:.3} ms, its children {:.3} ms",
+            times[times.len() / 2],
+            (after.own - before.own) * 1000.0 / times.len() as f64,
+            (after.children - before.children) * 1000.0 / times.len() as f64,
         );
     };
     for tier in tiers {
@@ -256,7 +260,11 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
         ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
         let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
         let mut times = Vec::new();
+        let mut before = cpu();
         for i in 0..n + 5 {
+            if i == 5 {
+                before = cpu();
+            }
             let started = Instant::now();
             let result = tools
                 .call("bash", json!({ "command": COMMAND }), &ctx)
@@ -266,10 +274,14 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
             }
         }
-        report(sandbox.name(), times);
+        report(sandbox.name(), times, before);
     }
     let mut times = Vec::new();
+    let mut before = cpu();
     for i in 0..n + 5 {
+        if i == 5 {
+            before = cpu();
+        }
         let started = Instant::now();
         let out = tokio::process::Command::new("bash")
             .arg("-c")
@@ -284,7 +296,7 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
             times.push(started.elapsed().as_secs_f64() * 1000.0);
         }
     }
-    report("bash -c, spawned directly", times);
+    report("bash -c, spawned directly", times, before);
 }
 
 fn push<K: PartialEq>(into: &mut Vec<(K, Vec<Measure>)>, key: K, m: Measure) {

@@ -160,16 +160,24 @@ impl Sandbox {
         }
         let closed = user.unreachable(&dirs);
         if !closed.is_empty() {
-            let list: Vec<String> = closed.iter().map(|d| d.display().to_string()).collect();
+            let mut blockers: Vec<&Path> = closed.iter().map(|(_, b)| b.as_path()).collect();
+            blockers.sort();
+            blockers.dedup();
+            let show = |paths: Vec<&Path>| -> String {
+                let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                list.join(", ")
+            };
             self.add_notice(format!(
                 "sandbox: the harness runs as root, so the agent's commands and checks run as \
-                 `{}` (uid {}), which cannot reach {} (a folder on the way is closed to other \
-                 users): commands will not find what is there. Make those folders reachable \
-                 (for example `chmod o+x` on the closed folder), install the toolchains \
-                 elsewhere, run the harness as another user, or use `--sandbox isolated`",
+                 `{}` (uid {}), which cannot pass through {} and so cannot reach {}: commands \
+                 will not find what is there. Open the way (`chmod o+x {}`), install the \
+                 toolchains elsewhere, run the harness as another user, or use `--sandbox \
+                 isolated`",
                 user.name,
                 user.uid,
-                list.join(", ")
+                show(blockers.clone()),
+                show(closed.iter().map(|(d, _)| d.as_path()).collect()),
+                show(blockers),
             ));
         }
         self.user = Some(Arc::new(user));

@@ -106,23 +106,27 @@ impl CommandUser {
         Ok(())
     }
 
-    /// The folders of `dirs` this user cannot reach: one on the way is closed to it (no search
-    /// permission for its class: owner, group or others).
-    pub fn unreachable(&self, dirs: &[PathBuf]) -> Vec<PathBuf> {
-        dirs.iter()
-            .filter(|d| d.exists() && !self.can_reach(d))
-            .cloned()
-            .collect()
+    /// The folders of `dirs` this user cannot reach (each once), each with the folder on the way
+    /// that is closed to it (no search permission for its class: owner, group or others).
+    pub fn unreachable(&self, dirs: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+        let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
+        for dir in dirs {
+            if out.iter().any(|(d, _)| d == dir) {
+                continue;
+            }
+            if let Some(closed) = self.closed_on_the_way(dir) {
+                out.push((dir.clone(), closed));
+            }
+        }
+        out
     }
 
-    fn can_reach(&self, dir: &Path) -> bool {
-        let Ok(real) = dir.canonicalize() else {
-            return true;
-        };
-        real.ancestors().all(|step| {
-            let Ok(meta) = std::fs::metadata(step) else {
-                return true;
-            };
+    fn closed_on_the_way(&self, dir: &Path) -> Option<PathBuf> {
+        let real = dir.canonicalize().ok()?;
+        let mut steps: Vec<&Path> = real.ancestors().collect();
+        steps.reverse();
+        steps.into_iter().find_map(|step| {
+            let meta = std::fs::metadata(step).ok()?;
             let mode = meta.mode();
             let bit = if meta.uid() == self.uid {
                 0o100
@@ -131,7 +135,7 @@ impl CommandUser {
             } else {
                 0o001
             };
-            mode & bit != 0
+            (mode & bit == 0).then(|| step.to_path_buf())
         })
     }
 }
@@ -173,8 +177,13 @@ mod tests {
             gid: 54321,
         };
         assert_eq!(
-            user.unreachable(&[inner.clone(), open.clone(), dir.path().join("missing")]),
-            vec![inner]
+            user.unreachable(&[
+                inner.clone(),
+                open.clone(),
+                inner.clone(),
+                dir.path().join("missing")
+            ]),
+            vec![(inner, closed)]
         );
     }
 
