@@ -24,7 +24,8 @@ use crate::conversation::{
     Usage, UserContent,
 };
 use crate::providers::{Provider, ProviderError, RequestOptions};
-use crate::tools::{ToolContext, ToolResult, ToolSet};
+pub use crate::record::ToolCallRecord;
+use crate::tools::{ToolContext, ToolSet};
 
 /// Limits that end a run early. `None` means no limit (Pi has none).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -78,17 +79,6 @@ pub enum StopCause {
     ModelError(String),
     /// The provider (or the cassette under it) failed; not the model's fault.
     Provider(ProviderError),
-}
-
-/// One executed tool call, for scoring and transcripts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCallRecord {
-    /// 1-based turn (model reply) that asked for it.
-    pub turn: u32,
-    pub call: ToolCall,
-    pub result: ToolResult,
-    #[serde(with = "duration_ms")]
-    pub duration: Duration,
 }
 
 /// Everything the loop produced.
@@ -355,20 +345,5 @@ impl Agent {
                 records
             }
         }
-    }
-}
-
-/// Serialises a duration as whole milliseconds.
-pub mod duration_ms {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis() as u64)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_millis(u64::deserialize(d)?))
     }
 }

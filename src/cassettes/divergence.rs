@@ -33,54 +33,7 @@ use serde_json::{Map, Value};
 use super::compare::{first_difference, sort_keys, text_diff, unified_diff};
 use crate::providers::ApiKind;
 
-/// What kind of thing differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DivergenceKind {
-    /// The request line or a header: method, path, `anthropic-beta`, ...; also a body that is
-    /// not an object, or a difference no other kind explains.
-    Request,
-    /// A request parameter: model, max_tokens, thinking / reasoning, temperature, stream
-    /// options, prompt-caching markers.
-    Params,
-    /// The system (or developer) prompt.
-    SystemPrompt,
-    /// The tool definitions: a tool added or removed, its description, a parameter, the order.
-    Tools,
-    /// The task prompt (turn 0) or a later user message.
-    UserPrompt,
-    /// A model turn as sent back in the history: its text, thinking or tool calls.
-    AssistantHistory,
-    /// The result of a tool call (or the images attached to the results of a turn).
-    ToolResult,
-    /// The run made more requests than the cassette recorded.
-    ExtraRequest,
-    /// The run ended with recorded interactions unused.
-    MissingRequests,
-}
-
-impl DivergenceKind {
-    /// The name used in reports and `runs.csv` (`tool_result`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DivergenceKind::Request => "request",
-            DivergenceKind::Params => "params",
-            DivergenceKind::SystemPrompt => "system_prompt",
-            DivergenceKind::Tools => "tools",
-            DivergenceKind::UserPrompt => "user_prompt",
-            DivergenceKind::AssistantHistory => "assistant_history",
-            DivergenceKind::ToolResult => "tool_result",
-            DivergenceKind::ExtraRequest => "extra_request",
-            DivergenceKind::MissingRequests => "missing_requests",
-        }
-    }
-}
-
-impl std::fmt::Display for DivergenceKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::record::DivergenceKind;
 
 /// How the part differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

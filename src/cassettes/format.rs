@@ -70,6 +70,7 @@ use serde_json::{Map, Value};
 
 use super::CassetteError;
 use crate::providers::ApiKind;
+pub use crate::record::{RecordedCheck, RecordedEdits, RecordedOutcome};
 
 /// The format version this harness writes.
 pub const FORMAT_VERSION: u32 = 2;
@@ -121,36 +122,6 @@ pub struct CassetteHeader {
     /// cassettes recorded before outcomes were kept (the recorded outcome is unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<RecordedOutcome>,
-}
-
-/// The outcome of the run a cassette was recorded from: its verdict, each check, the edit calls.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedOutcome {
-    /// The outcome's name (`passed`, `failed`, `limit_reached`, ...).
-    pub outcome: String,
-    #[serde(default)]
-    pub checks: Vec<RecordedCheck>,
-    #[serde(default)]
-    pub edits: RecordedEdits,
-}
-
-/// One check of the recording run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedCheck {
-    pub name: String,
-    pub passed: bool,
-}
-
-/// The edit calls of the recording run, by outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedEdits {
-    pub calls: u32,
-    pub exact: u32,
-    pub fuzzy: u32,
-    pub failed: u32,
 }
 
 impl CassetteHeader {
@@ -1005,7 +976,7 @@ mod tests {
         let path = dir.path().join("c.yaml");
         let mut c = conversation(3, 2);
         c.header.outcome = Some(RecordedOutcome {
-            outcome: "passed".into(),
+            outcome: crate::record::Outcome::Passed,
             checks: vec![RecordedCheck {
                 name: "unit tests".into(),
                 passed: true,

@@ -108,8 +108,7 @@ fn check(args: CheckArgs) -> ExitCode {
                     .filter(|k| {
                         k.unused_interactions > 0
                             && k.divergence_kind
-                                .as_deref()
-                                .is_none_or(|d| d == DivergenceKind::MissingRequests.as_str())
+                                .is_none_or(|d| d == DivergenceKind::MissingRequests)
                     })
                     .map(|k| Unused {
                         task: k.task_id,

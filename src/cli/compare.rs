@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use crate::record::{RunFile, RunRecord};
 use crate::reports::compare::{self, Arm, ArmRun, Comparison, Side};
 use crate::reports::{self, html};
-use crate::scoring::{RunFile, RunRecord};
 
 use super::exit;
 

@@ -105,8 +105,8 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
     use futures::StreamExt;
 
     use crate::cassettes::CassetteMode;
+    use crate::record::{Outcome, RunRecord};
     use crate::runner::{self, RunOptions, Silent};
-    use crate::scoring::{Outcome, RunRecord};
     use crate::tasks;
     use crate::testkit;
 

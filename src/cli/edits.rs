@@ -132,8 +132,7 @@ async fn extract(args: &ExtractArgs) -> ExitCode {
     };
     let records = crate::runner::execute(planned, &options, Arc::new(crate::runner::Silent)).await;
     for r in records.iter().filter(|r| {
-        r.outcome == crate::scoring::Outcome::Diverged
-            || r.outcome == crate::scoring::Outcome::Error
+        r.outcome == crate::record::Outcome::Diverged || r.outcome == crate::record::Outcome::Error
     }) {
         stderr!(
             "warning: {} {}/{} did not replay to its end ({}); its corpus holds the calls made before",

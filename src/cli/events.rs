@@ -161,7 +161,6 @@ mod tests {
     use super::*;
     use crate::agent::StopCause;
     use crate::conversation::ToolCall;
-    use crate::scoring::skipped_record;
 
     #[test]
     fn every_event_is_one_flushed_json_line() {
@@ -204,7 +203,7 @@ mod tests {
             },
             RunnerEvent::RunFinished {
                 index: 0,
-                record: Box::new(skipped_record("t", "p", "m", 1, "why")),
+                record: Box::new(crate::record::RunRecord::skipped("t", "p", "m", 1, "why")),
             },
         ];
         let fan = Fanout(vec![Arc::new(log)]);

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::record::{Outcome, RunRecord};
 use crate::runner::{Reporter, RunnerEvent};
-use crate::scoring::{Outcome, RunRecord};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,7 +283,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::scoring::skipped_record;
 
     /// A writer the test can read back.
     #[derive(Clone, Default)]
@@ -306,11 +305,11 @@ mod tests {
     }
 
     fn record(task: &str, outcome: Outcome, cost: Option<f64>) -> Box<RunRecord> {
-        let mut r = skipped_record(task, "p", "m", 1, "why it ended so");
+        let mut r = crate::record::RunRecord::skipped(task, "p", "m", 1, "why it ended so");
         r.outcome = outcome;
         r.cost = cost;
         if outcome == Outcome::Error {
-            r.error_kind = Some("rate_limited".into());
+            r.error_kind = Some(crate::record::ErrorKind::from_name("rate_limited"));
             r.detail = Some("429 Too Many Requests\nretry later".into());
         }
         Box::new(r)

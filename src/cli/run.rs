@@ -10,12 +10,12 @@ use clap::Args;
 use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::config::HarnessConfig;
+use crate::record::{Outcome, OutcomeChange, RunRecord};
 use crate::reports;
 use crate::reports::snapshot::SnapshotVerdict;
 use crate::runner::{self, Reporter, RunOptions};
 use crate::sandbox::Sandbox;
 use crate::sandbox::secrets::Vault;
-use crate::scoring::{Outcome, OutcomeChange, RunRecord};
 use crate::tasks;
 
 use super::events::{EVENTS_JSONL, EventLog, Fanout};
@@ -626,10 +626,9 @@ pub(crate) fn model_selectors(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::skipped_record;
 
     fn run(outcome: Outcome, divergences: u32, change: Option<OutcomeChange>) -> RunRecord {
-        let mut r = skipped_record("t", "p", "m", 1, "");
+        let mut r = crate::record::RunRecord::skipped("t", "p", "m", 1, "");
         r.outcome = outcome;
         r.divergences = divergences;
         r.outcome_change = change;

@@ -29,6 +29,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{AssistantMessage, Context};
+use crate::record::ErrorKind;
 use transport::Transport;
 
 /// Per-request settings that are not part of the conversation.
@@ -198,20 +199,20 @@ impl ProviderError {
         )
     }
 
-    /// A stable short name for reports.
-    pub fn kind(&self) -> &'static str {
+    /// What kind of failure this is, as the reports name it.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ProviderError::Authentication { .. } => "authentication",
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Overloaded { .. } => "overloaded",
-            ProviderError::Server { .. } => "server_error",
-            ProviderError::ContextTooLong { .. } => "context_too_long",
-            ProviderError::InvalidRequest { .. } => "invalid_request",
-            ProviderError::Connection { .. } => "connection_failed",
-            ProviderError::StreamCut { .. } => "stream_cut",
-            ProviderError::StreamStalled { .. } => "stream_stalled",
-            ProviderError::Protocol { .. } => "protocol",
-            ProviderError::Cassette(_) => "cassette",
+            ProviderError::Authentication { .. } => ErrorKind::Authentication,
+            ProviderError::RateLimited { .. } => ErrorKind::RateLimited,
+            ProviderError::Overloaded { .. } => ErrorKind::Overloaded,
+            ProviderError::Server { .. } => ErrorKind::ServerError,
+            ProviderError::ContextTooLong { .. } => ErrorKind::ContextTooLong,
+            ProviderError::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            ProviderError::Connection { .. } => ErrorKind::ConnectionFailed,
+            ProviderError::StreamCut { .. } => ErrorKind::StreamCut,
+            ProviderError::StreamStalled { .. } => ErrorKind::StreamStalled,
+            ProviderError::Protocol { .. } => ErrorKind::Protocol,
+            ProviderError::Cassette(_) => ErrorKind::Cassette,
         }
     }
 }

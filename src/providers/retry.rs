@@ -16,6 +16,7 @@ use rand::Rng;
 use super::limiter::Limiter;
 use super::{ModelSpec, Provider, ProviderError, RequestOptions};
 use crate::conversation::{AssistantMessage, Context};
+use crate::record::ErrorKind;
 
 /// When and how often to retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +89,7 @@ impl RetryPolicy {
 pub struct RetryStats {
     attempts: AtomicU64,
     retries: AtomicU64,
-    by_kind: Mutex<Vec<(&'static str, u64)>>,
+    by_kind: Mutex<Vec<(ErrorKind, u64)>>,
     delays: Mutex<Vec<Duration>>,
 }
 
@@ -104,7 +105,7 @@ impl RetryStats {
     }
 
     /// Retried failures by kind (`rate_limited`, `server_error`, ...).
-    pub fn by_kind(&self) -> Vec<(&'static str, u64)> {
+    pub fn by_kind(&self) -> Vec<(ErrorKind, u64)> {
         self.by_kind.lock().expect("retry stats").clone()
     }
 
@@ -113,7 +114,7 @@ impl RetryStats {
         self.delays.lock().expect("retry stats").clone()
     }
 
-    fn note_retry(&self, kind: &'static str, delay: Duration) {
+    fn note_retry(&self, kind: ErrorKind, delay: Duration) {
         self.delays.lock().expect("retry stats").push(delay);
         self.retries.fetch_add(1, Ordering::Relaxed);
         let mut by_kind = self.by_kind.lock().expect("retry stats");
@@ -294,7 +295,14 @@ mod tests {
         let stats = retrying.stats();
         assert_eq!(stats.attempts(), 3);
         assert_eq!(stats.retries(), 2);
-        assert_eq!(stats.by_kind(), vec![("server_error", 2)]);
+        assert_eq!(
+            stats
+                .by_kind()
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect::<Vec<_>>(),
+            vec![("server_error", 2)]
+        );
     }
 
     #[tokio::test]

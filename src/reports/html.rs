@@ -41,8 +41,7 @@ use std::path::Path;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::conversation::{AssistantBlock, Content, Message, ToolResultMessage, UserContent};
-use crate::scoring::run_file::tier_name;
-use crate::scoring::{Outcome, RunFile, RunRecord};
+use crate::record::{Outcome, RunFile, RunRecord};
 
 use super::compare::{self, Arm, ArmRun, Comparison, Side};
 use super::markdown::{checks_cell, edits_cell, outcome_label};
@@ -271,7 +270,7 @@ fn tool_result(result: &ToolResultMessage, file: &RunFile) -> Markup {
                 @if let Some(edit) = edit {
                     span.muted {
                         " · edit strategy " (edit.strategy) "; located: "
-                        (edit.tiers.iter().map(|t| tier_name(*t)).collect::<Vec<_>>().join(", "))
+                        (edit.tiers.iter().map(|t| t.name()).collect::<Vec<_>>().join(", "))
                         @if let Some(f) = &edit.failure { "; failure: " (f.name()) }
                     }
                 }

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
 /// The file name in a report folder.
 pub const JUNIT_XML: &str = "junit.xml";
@@ -63,7 +63,9 @@ fn verdict(r: &RunRecord) -> Verdict {
         Outcome::Passed => Verdict::Passed,
         Outcome::Skipped => Verdict::Skipped,
         _ if r.is_infrastructure_error() => Verdict::Error {
-            kind: r.error_kind.clone().unwrap_or_else(|| "error".to_owned()),
+            kind: r
+                .error_kind
+                .map_or_else(|| "error".to_owned(), |k| k.name().to_owned()),
             body: r.detail.clone().unwrap_or_default(),
         },
         _ => {
@@ -75,7 +77,7 @@ fn verdict(r: &RunRecord) -> Verdict {
                 let _ = writeln!(body, "check '{}' failed:\n{}\n", check.name, check.detail);
             }
             let kind = match (&r.outcome, &r.error_kind) {
-                (Outcome::Error, Some(kind)) => kind.clone(),
+                (Outcome::Error, Some(kind)) => kind.name().to_owned(),
                 (outcome, _) => outcome.name().to_owned(),
             };
             Verdict::Failure { kind, body }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
 use super::compare::{self, Arm, ArmRun};
 use super::{
@@ -72,7 +72,7 @@ fn drift_sentence(records: &[&RunRecord]) -> String {
     }
     let changed = records
         .iter()
-        .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+        .filter(|r| r.outcome_change == Some(crate::record::OutcomeChange::Changed))
         .count();
     format!(
         " {} drifted from {} cassette{} ({} outcome{} changed).",

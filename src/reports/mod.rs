@@ -51,10 +51,10 @@ use std::path::{Path, PathBuf};
 pub use csv::{RunKey, error_runs, read_runs_csv};
 pub use terminal::render_terminal_summary;
 
-use crate::scoring::stats::{
+use crate::record::{Outcome, RUN_FILE_NAME, RunFile, RunRecord};
+use crate::stats::{
     Interval, Z_95, clustered_standard_error, mean_pass_at_k, mean_pass_hat_k, wilson_interval,
 };
-use crate::scoring::{Outcome, RUN_FILE_NAME, RunFile, RunRecord};
 
 /// The column documentation of `runs.csv` and `summary.csv`.
 pub const COLUMNS_DOC: &str = include_str!("COLUMNS.md");
@@ -501,7 +501,7 @@ fn run_order(r: &RunRecord) -> (&str, &str, &str, bool, &str, u32) {
         &r.task_id,
         &r.provider,
         &r.model,
-        r.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY,
+        r.edit_strategy != crate::record::DEFAULT_EDIT_STRATEGY,
         &r.edit_strategy,
         r.epoch,
     )
@@ -559,7 +559,7 @@ impl ModelSummary {
     /// The model, with the edit strategy in brackets when it is not the default
     /// (`claude-sonnet-4-5 [exact]`): the arm as the summaries show it.
     pub fn model_label(&self) -> String {
-        if self.strategy.is_empty() || self.strategy == crate::scoring::DEFAULT_EDIT_STRATEGY {
+        if self.strategy.is_empty() || self.strategy == crate::record::DEFAULT_EDIT_STRATEGY {
             self.model.clone()
         } else {
             format!("{} [{}]", self.model, self.strategy)
@@ -662,7 +662,7 @@ impl ModelSummary {
         if r.is_drifted() {
             self.drifted += 1;
         }
-        if r.outcome_change == Some(crate::scoring::OutcomeChange::Changed) {
+        if r.outcome_change == Some(crate::record::OutcomeChange::Changed) {
             self.outcomes_changed += 1;
         }
         if r.counts_for_pass_rate() {
@@ -705,7 +705,7 @@ pub fn summarise(records: &[&RunRecord]) -> Vec<ModelSummary> {
         by.entry((
             r.provider.clone(),
             r.model.clone(),
-            r.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY,
+            r.edit_strategy != crate::record::DEFAULT_EDIT_STRATEGY,
             r.edit_strategy.clone(),
         ))
         .or_insert_with(|| ModelSummary {
@@ -790,13 +790,14 @@ pub(crate) fn pass_hat_k_label(s: &ModelSummary) -> String {
     k_label(s, s.pass_hat_k())
 }
 
-/// `66.7% (2/3)`: the pass rate with its n (the runs that count); [`UNKNOWN`] without one.
+/// `66.7% (2/3)`: the pass rate with its n: the passed runs among the runs that count, over
+/// the runs that count (a drifted replay that passed is in neither); [`UNKNOWN`] without one.
 pub(crate) fn pass_rate_label(s: &ModelSummary) -> String {
     match s.pass_rate() {
         Some(_) => format!(
             "{} ({}/{})",
             percent(s.pass_rate()),
-            s.count(Outcome::Passed),
+            s.counted_passed(),
             s.counted
         ),
         None => UNKNOWN.to_owned(),

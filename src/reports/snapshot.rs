@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scoring::RunRecord;
+use crate::record::RunRecord;
 
 use super::markdown::outcome_label;
 use super::sorted;
@@ -158,11 +158,12 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), std::io::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::{CheckResult, Outcome, skipped_record};
+    use crate::record::{CheckResult, Outcome};
     use std::time::Duration;
 
     fn records() -> Vec<RunRecord> {
-        let mut passed = skipped_record("py-median", "anthropic", "claude", 1, "x");
+        let mut passed =
+            crate::record::RunRecord::skipped("py-median", "anthropic", "claude", 1, "x");
         passed.outcome = Outcome::Passed;
         passed.turns = 4;
         passed.tokens.total = 1234;
@@ -182,7 +183,7 @@ mod tests {
                 duration: Duration::ZERO,
             },
         ];
-        let skipped = skipped_record("a-task", "openai", "gpt", 2, "budget");
+        let skipped = crate::record::RunRecord::skipped("a-task", "openai", "gpt", 2, "budget");
         vec![passed, skipped]
     }
 

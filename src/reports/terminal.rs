@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
 use super::compare::{self, Comparison, Flip};
 use super::markdown::{checks_cell, edits_cell, outcome_label};
@@ -139,7 +139,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     if drifted > 0 {
         let changed = records
             .iter()
-            .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+            .filter(|r| r.outcome_change == Some(crate::record::OutcomeChange::Changed))
             .count();
         parts.push(format!("{drifted} drifted ({changed} outcomes changed)"));
     }

@@ -11,8 +11,8 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
-use crate::scoring::RunFile;
-use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record};
+use crate::record::RunFile;
+use crate::record::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
 pub(crate) fn rec(
@@ -116,7 +116,7 @@ pub(crate) fn records() -> Vec<RunRecord> {
         Outcome::Error,
         "provider error (rate_limited): 429 Too Many Requests",
     );
-    rate_limited.error_kind = Some("rate_limited".into());
+    rate_limited.error_kind = Some(crate::record::ErrorKind::from_name("rate_limited"));
     rate_limited.retries = 4;
     rate_limited.attempts = 5;
     rate_limited.turns = 0;
@@ -166,7 +166,7 @@ pub(crate) fn records() -> Vec<RunRecord> {
         ),
         no_edits,
         rate_limited,
-        skipped_record(
+        crate::record::RunRecord::skipped(
             "rs-add-flag",
             "openai",
             "gpt-x",
@@ -351,14 +351,12 @@ fn agent_run() -> AgentRun {
 
 /// The run file of `record` with [`agent_run`] as its transcript.
 pub(crate) fn run_file(record: &RunRecord, system_prompt: Option<&str>, diff: &str) -> RunFile {
-    let diff = crate::workspace::WorkspaceDiff {
-        unified: diff.to_owned(),
-        ..Default::default()
-    };
+    let run = agent_run();
     RunFile::new(
         record.clone(),
-        &agent_run(),
-        &diff,
+        run.messages,
+        run.tool_calls,
+        diff.to_owned(),
         system_prompt.map(str::to_owned),
         Some("pi".to_owned()),
     )
@@ -663,7 +661,7 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
     assert_eq!(claude.pass_rate(), Some(1.0));
     assert_eq!(
         claude.pass_rate_interval(),
-        crate::scoring::stats::wilson_interval(2, 2, crate::scoring::stats::Z_95)
+        crate::stats::wilson_interval(2, 2, crate::stats::Z_95)
     );
     assert_eq!(claude.retries, 4);
     assert_eq!(claude.attempts, 20);
@@ -691,7 +689,7 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
 #[test]
 fn a_model_error_counts_against_the_model() {
     let mut refused = rec("t", "p", "m", 1, Outcome::Error, "model error: refused");
-    refused.error_kind = Some(crate::scoring::MODEL_ERROR.into());
+    refused.error_kind = Some(crate::record::ErrorKind::ModelError);
     let passed = rec("t", "p", "m", 2, Outcome::Passed, "ok");
     let records = [refused, passed];
     let s = &summarise(&sorted(&records))[0];
@@ -703,7 +701,13 @@ fn a_model_error_counts_against_the_model() {
 
 #[test]
 fn only_skipped_or_infra_runs_give_no_pass_rate() {
-    let records = [skipped_record("t", "p", "m", 1, "budget spent")];
+    let records = [crate::record::RunRecord::skipped(
+        "t",
+        "p",
+        "m",
+        1,
+        "budget spent",
+    )];
     let s = &summarise(&sorted(&records))[0];
     assert_eq!(s.pass_rate(), None);
     assert_eq!(s.pass_rate_interval(), None);
@@ -752,7 +756,7 @@ fn read_runs_csv_round_trips_write_report() {
             model: r.model.clone(),
             epoch: r.epoch,
             outcome: r.outcome,
-            error_kind: r.error_kind.clone(),
+            error_kind: r.error_kind,
             unused_interactions: 0,
             edit_strategy: "pi".into(),
             divergence_kind: None,
@@ -762,7 +766,7 @@ fn read_runs_csv_round_trips_write_report() {
     let errors: Vec<(&str, u32, Option<&str>)> = keys
         .iter()
         .filter(|k| k.outcome == Outcome::Error)
-        .map(|k| (k.task_id.as_str(), k.epoch, k.error_kind.as_deref()))
+        .map(|k| (k.task_id.as_str(), k.epoch, k.error_kind.map(|k| k.name())))
         .collect();
     assert_eq!(errors, [("rs-add-flag", 2, Some("rate_limited"))]);
 }
@@ -822,10 +826,10 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
 fn drifted_replays_have_their_own_column_and_stay_out_of_pass_rates() {
     let mut held = rec("t", "p", "m", 1, Outcome::Passed, "all 1 checks passed");
     held.divergences = 2;
-    held.divergence_kind = Some("tool_result".into());
+    held.divergence_kind = Some(crate::record::DivergenceKind::ToolResult);
     held.divergence_turn = Some(3);
-    held.recorded_outcome = Some("passed".into());
-    held.outcome_change = Some(crate::scoring::OutcomeChange::Held);
+    held.recorded_outcome = Some(crate::record::Recorded::Known(Outcome::Passed));
+    held.outcome_change = Some(crate::record::OutcomeChange::Held);
     let mut changed = rec(
         "t",
         "p",
@@ -835,8 +839,8 @@ fn drifted_replays_have_their_own_column_and_stay_out_of_pass_rates() {
         "check 'unit tests' failed",
     );
     changed.divergences = 1;
-    changed.recorded_outcome = Some("passed".into());
-    changed.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
+    changed.recorded_outcome = Some(crate::record::Recorded::Known(Outcome::Passed));
+    changed.outcome_change = Some(crate::record::OutcomeChange::Changed);
     let clean = rec("t", "p", "m", 3, Outcome::Passed, "all 1 checks passed");
     let records = [held, changed, clean];
     let s = &summarise(&sorted(&records))[0];

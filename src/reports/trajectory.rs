@@ -15,7 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::conversation::{AssistantBlock, Message, UserContent};
-use crate::scoring::RunFile;
+use crate::record::RunFile;
 
 use super::transcript::contents_text;
 

@@ -16,8 +16,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::record::RunRecord;
 use crate::reports::{self, ReportOptions};
-use crate::scoring::RunRecord;
 
 use super::journal::{self, JournalEntry, JournalError};
 use super::manifest::{Counts, Difference, MANIFEST_FORMAT, Manifest, ManifestError, MergedShard};

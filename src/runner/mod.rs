@@ -32,9 +32,10 @@ use crate::providers::RequestOptions;
 use crate::providers::catalog::{Catalog, ModelSelector};
 use crate::providers::limiter::Limiter;
 use crate::providers::retry::RetryPolicy;
+use crate::record::{ErrorKind, RunRecord};
 use crate::sandbox::Sandbox;
 use crate::sandbox::secrets::Redactor;
-use crate::scoring::{self, RunRecord, ScoreInputs};
+use crate::scoring::{self, ScoreInputs};
 use crate::tasks::Task;
 
 pub use plan::{PlanError, PlannedRun, plan_runs, recorded_models};
@@ -61,7 +62,7 @@ pub struct RunOptions {
     pub jobs: usize,
     pub keep_workspaces: bool,
     /// The edit strategies, each an arm of its own (`--edit-strategy`, repeatable); empty
-    /// means [`crate::scoring::DEFAULT_EDIT_STRATEGY`].
+    /// means [`crate::record::DEFAULT_EDIT_STRATEGY`].
     pub edit_strategies: Vec<String>,
     pub base_url: Option<String>,
     pub epochs: u32,
@@ -92,7 +93,7 @@ impl RunOptions {
             }
         }
         if out.is_empty() {
-            out.push(crate::scoring::DEFAULT_EDIT_STRATEGY.to_owned());
+            out.push(crate::record::DEFAULT_EDIT_STRATEGY.to_owned());
         }
         out
     }
@@ -300,7 +301,7 @@ pub async fn execute_until(
                 let (index, run) = started.remove(&join.id()).expect("a started run");
                 let record = errored(
                     &run,
-                    "setup",
+                    ErrorKind::Setup,
                     format!("internal error: the run panicked: {join}"),
                 );
                 reporter.event(&RunnerEvent::RunFinished {
@@ -337,7 +338,7 @@ pub async fn execute_until(
             if let Some(budget) = options.max_cost {
                 let spent = *state.spent.lock().expect("spent");
                 if spent >= budget {
-                    let mut record = scoring::skipped_record(
+                    let mut record = crate::record::RunRecord::skipped(
                         &run.task.id,
                         &run.model.provider,
                         &run.model.model,
@@ -388,7 +389,7 @@ pub async fn execute_until(
 }
 
 /// The record of a run that could not start or crashed.
-pub(crate) fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord {
+pub(crate) fn errored(run: &PlannedRun, kind: ErrorKind, reason: String) -> RunRecord {
     scoring::score_without_run(
         &run.task,
         ScoreInputs {
@@ -397,7 +398,7 @@ pub(crate) fn errored(run: &PlannedRun, kind: &str, reason: String) -> RunRecord
             epoch: run.epoch,
             edit_strategy: run.edit_strategy.clone(),
             error: Some(reason),
-            error_kind: Some(kind.to_owned()),
+            error_kind: Some(kind),
 
             ..Default::default()
         },
@@ -425,7 +426,7 @@ pub fn missing_cassette_record(task: &Task, tasks_dir: &Path, cassettes_dir: &Pa
                     "MODEL"
                 )
             )),
-            error_kind: Some("cassette".to_owned()),
+            error_kind: Some(ErrorKind::Cassette),
 
             ..Default::default()
         },

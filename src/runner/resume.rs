@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 use crate::tasks::Task;
 
 use super::PlannedRun;
@@ -44,15 +44,15 @@ impl SuitePlan {
                     provider: "-".into(),
                     model: "-".into(),
                     other_strategy: false,
-                    edit_strategy: crate::scoring::DEFAULT_EDIT_STRATEGY.into(),
+                    edit_strategy: crate::record::DEFAULT_EDIT_STRATEGY.into(),
                     epoch: 1,
                 };
                 items.push(PlanItem {
-                    key: folder_key(&crate::scoring::run_dir_for(
+                    key: folder_key(&crate::record::run_dir_for(
                         &task.id,
                         "-",
                         "-",
-                        crate::scoring::DEFAULT_EDIT_STRATEGY,
+                        crate::record::DEFAULT_EDIT_STRATEGY,
                         1,
                     )),
                     order,
@@ -181,7 +181,6 @@ pub fn final_records(
 mod tests {
     use super::*;
     use crate::providers::catalog::ModelSelector;
-    use crate::scoring::skipped_record;
 
     fn task(id: &str) -> Arc<Task> {
         Arc::new(Task::bare(id, id))
@@ -201,9 +200,9 @@ mod tests {
     }
 
     fn entry(key_task: &str, epoch: u32, outcome: Outcome, kind: Option<&str>) -> JournalEntry {
-        let mut r = skipped_record(key_task, "p", "m", epoch, "");
+        let mut r = crate::record::RunRecord::skipped(key_task, "p", "m", epoch, "");
         r.outcome = outcome;
-        r.error_kind = kind.map(str::to_owned);
+        r.error_kind = kind.map(crate::record::ErrorKind::from_name);
         JournalEntry::now(r)
     }
 
@@ -248,10 +247,10 @@ mod tests {
             ["a--p--m--e2"]
         );
         // The last attempt wins; a run skipped now keeps its earlier attempt.
-        let mut retried = skipped_record("a", "p", "m", 2, "");
+        let mut retried = crate::record::RunRecord::skipped("a", "p", "m", 2, "");
         retried.outcome = Outcome::Passed;
-        let skipped = skipped_record("b", "p", "m", 1, "budget");
-        let mut skipped_again = skipped_record("a", "p", "m", 3, "budget");
+        let skipped = crate::record::RunRecord::skipped("b", "p", "m", 1, "budget");
+        let mut skipped_again = crate::record::RunRecord::skipped("a", "p", "m", 3, "budget");
         skipped_again.outcome = Outcome::Skipped;
         let done = final_records(&plan, &latest, vec![retried, skipped, skipped_again]);
         let got: Vec<(String, Outcome)> = done.iter().map(|r| (record_key(r), r.outcome)).collect();

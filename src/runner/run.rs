@@ -13,9 +13,10 @@ use crate::cassettes::{CassetteHeader, CassettePlan};
 use crate::edits::CorpusRecorder;
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
+use crate::record::{ErrorKind, RunFile, RunRecord};
 use crate::reports;
 use crate::sandbox::Scratch;
-use crate::scoring::{self, RunFile, RunRecord, ScoreInputs};
+use crate::scoring::{self, ScoreInputs};
 use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
@@ -33,7 +34,7 @@ pub(super) async fn run_one(
     let task = run.task.clone();
     let strategy = match edit::parse_strategy(&run.edit_strategy) {
         Ok(strategy) => strategy,
-        Err(e) => return errored(run, "setup", format!("{e}; {}", e.hint())),
+        Err(e) => return errored(run, ErrorKind::Setup, format!("{e}; {}", e.hint())),
     };
     let plan = options.mode.plan(run.cassette.exists());
     let goes_live = match plan {
@@ -43,7 +44,7 @@ pub(super) async fn run_one(
     };
     let entry = match options.catalog.provider(&run.model.provider) {
         Ok(entry) => entry.clone(),
-        Err(e) => return errored(run, "setup", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
     let spec = match options.catalog.resolve(
         &run.model,
@@ -52,21 +53,33 @@ pub(super) async fn run_one(
         &*options.key_env,
     ) {
         Ok(spec) => spec,
-        Err(e) => return errored(run, "authentication", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Authentication, e.to_string()),
     };
     let workspace = match Workspace::create(&task, options.keep_workspaces) {
         Ok(ws) => ws,
-        Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
+        Err(e) => {
+            return errored(
+                run,
+                ErrorKind::Setup,
+                format!("could not create the workspace: {e}"),
+            );
+        }
     };
     let scratch = match Scratch::new() {
         Ok(dir) => dir,
-        Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
+        Err(e) => {
+            return errored(
+                run,
+                ErrorKind::Setup,
+                format!("could not create a temp dir: {e}"),
+            );
+        }
     };
     // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
     let redactor = options.redactor.with(spec.api_key.iter());
     let rules = match state.compare_rules(&run.task) {
         Ok(rules) => rules,
-        Err(e) => return errored(run, "setup", e),
+        Err(e) => return errored(run, ErrorKind::Setup, e),
     };
     let session = match Session::open(
         plan,
@@ -93,7 +106,7 @@ pub(super) async fn run_one(
 
     let tool_set = match ToolSet::new(&task.tools) {
         Ok(set) => Arc::new(set),
-        Err(e) => return errored(run, "setup", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
     let jail = options
         .sandbox
@@ -120,7 +133,7 @@ pub(super) async fn run_one(
     ctx.jail = jail.clone();
     let edits = Arc::new(CorpusRecorder::new(
         task.id.clone(),
-        crate::scoring::run_dir_for(
+        crate::record::run_dir_for(
             &task.id,
             &run.model.provider,
             &run.model.model,
@@ -205,8 +218,9 @@ pub(super) async fn run_one(
         &redactor,
         RunFile::new(
             record.clone(),
-            &agent_run,
-            &diff,
+            agent_run.messages.clone(),
+            agent_run.tool_calls.clone(),
+            diff.unified.clone(),
             Some(system_prompt.clone()),
             Some(strategy.name().to_owned()),
         ),

@@ -22,8 +22,9 @@ use crate::cassettes::{
 };
 use crate::providers::live::LiveTransport;
 use crate::providers::transport::Transport;
+use crate::record::{ErrorKind, Outcome, RunRecord};
 use crate::sandbox::Scratch;
-use crate::scoring::{Outcome, ReplayInputs, RunRecord};
+use crate::scoring::ReplayInputs;
 
 use super::{PlannedRun, RunOptions};
 
@@ -53,7 +54,7 @@ pub(super) struct Findings {
 }
 
 /// An error opening a session: the record's error kind and the message.
-pub(super) type OpenError = (&'static str, String);
+pub(super) type OpenError = (ErrorKind, String);
 
 /// The placeholders of a run's host paths: the workspace, bash's output folder, and the rest of
 /// the run's scratch folders (the commands' `HOME` and `TMPDIR`).
@@ -82,7 +83,8 @@ impl Session {
             if let Some(t) = shared.get() {
                 return Ok(t.clone());
             }
-            let made = Arc::new(LiveTransport::new().map_err(|e| ("setup", e.to_string()))?);
+            let made =
+                Arc::new(LiveTransport::new().map_err(|e| (ErrorKind::Setup, e.to_string()))?);
             Ok(shared.get_or_init(|| made).clone())
         };
         let replay = |policy| -> Result<Player, OpenError> {
@@ -96,7 +98,7 @@ impl Session {
                     },
                     other => other,
                 };
-                ("cassette", e.to_string())
+                (ErrorKind::Cassette, e.to_string())
             })?;
             let h = &cassette.header;
             if crate::cassettes::cassette_path(
@@ -107,7 +109,7 @@ impl Session {
             ) != run.cassette
             {
                 return Err((
-                    "cassette",
+                    ErrorKind::Cassette,
                     format!(
                         "cassette `{}` records {}/{} for task `{}`, not {} for `{}`\nhint: rename the file or fix its header (`harness cassettes check` lists such files)",
                         run.cassette.display(),
@@ -260,7 +262,7 @@ impl Session {
         };
         let replay = ReplayInputs {
             divergences: u32::try_from(differences.len()).unwrap_or(u32::MAX),
-            first_kind: divergence::first_kind(&differences).map(|k| k.as_str().to_owned()),
+            first_kind: divergence::first_kind(&differences),
             first_turn: divergence::first_turn(&differences),
             summary: (!differences.is_empty()).then(|| divergence::summary_line(&differences)),
             recorded: cassette.header.outcome.clone(),
@@ -370,7 +372,7 @@ fn fail_run(record: &mut RunRecord, e: CassetteError) -> Finished {
     let reason = e.to_string();
     if record.outcome != Outcome::Error {
         record.outcome = Outcome::Error;
-        record.error_kind = Some("cassette".to_owned());
+        record.error_kind = Some(ErrorKind::Cassette);
         record.reason = format!(
             "error: cassette not written: {}",
             reason.lines().next().unwrap_or_default()

@@ -114,7 +114,7 @@ fn run_anchors(report: &Path) -> Vec<String> {
         .map(|k| {
             format!(
                 "run-{}",
-                harness::scoring::run_dir(&k.task_id, &k.provider, &k.model, k.epoch)
+                harness::record::run_dir(&k.task_id, &k.provider, &k.model, k.epoch)
                     .trim_start_matches("runs/")
             )
         })

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use harness::cassettes::{self, CassetteMode};
 use harness::providers::ApiKind;
 use harness::providers::catalog::ModelSelector;
+use harness::record::{Outcome, RunRecord};
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{Outcome, RunRecord};
 use harness::tasks::{self, Task};
 use harness::testkit;
 
@@ -461,7 +461,7 @@ async fn a_secret_in_the_traffic_refuses_the_recording() {
         .remove(0);
     // The run passed, but the recording it was made for is lost: an infrastructure error.
     assert_eq!(record.outcome, Outcome::Error, "{}", record.reason);
-    assert_eq!(record.error_kind.as_deref(), Some("cassette"));
+    assert_eq!(record.error_kind.map(|k| k.name()), Some("cassette"));
     assert!(record.is_infrastructure_error());
     assert!(
         record.reason.contains("cassette not written"),

@@ -2,8 +2,8 @@
 //! hand-computed values, and the markdown and CSV views.
 
 use super::*;
+use crate::record::{RunFile, run_dir};
 use crate::reports::tests::rec;
-use crate::scoring::{RunFile, run_dir};
 
 /// A run of `task` by `provider` with `strategy`, passing or failing.
 fn run(task: &str, provider: &str, strategy: &str, epoch: u32, passed: bool) -> RunFile {
@@ -141,7 +141,7 @@ fn pairs_with_an_infrastructure_error_or_a_skip_are_left_out() {
         run("e", "p", "pi", 1, true),
     ];
     new[0].record.outcome = Outcome::Error;
-    new[0].record.error_kind = Some("rate_limited".into());
+    new[0].record.error_kind = Some(crate::record::ErrorKind::from_name("rate_limited"));
     new[1].record.outcome = Outcome::Skipped;
     let cmp = compare_sides(&arm_runs(&base), &arm_runs(&new));
     let a = &cmp.arms[0];
@@ -150,7 +150,7 @@ fn pairs_with_an_infrastructure_error_or_a_skip_are_left_out() {
     assert_eq!(a.flips().count(), 0, "an infrastructure error is no flip");
     // A model error counts against the model: it flips.
     let mut new2 = new.clone();
-    new2[0].record.error_kind = Some("model_error".into());
+    new2[0].record.error_kind = Some(crate::record::ErrorKind::from_name("model_error"));
     let cmp = compare_sides(&arm_runs(&base), &arm_runs(&new2));
     assert_eq!(cmp.arms[0].flips().count(), 1);
 }

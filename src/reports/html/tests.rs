@@ -191,11 +191,11 @@ fn a_drifted_replay_shows_its_divergences_and_counts_in_the_drift_column() {
     let mut all = files();
     let drifted = &mut all[0].record;
     drifted.divergences = 2;
-    drifted.divergence_kind = Some("tool_result".into());
+    drifted.divergence_kind = Some(crate::record::DivergenceKind::ToolResult);
     drifted.divergence_turn = Some(3);
     drifted.divergence_summary = Some("turn 3: result of edit#1 changed".into());
-    drifted.recorded_outcome = Some("passed".into());
-    drifted.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
+    drifted.recorded_outcome = Some(crate::record::Recorded::Known(Outcome::Passed));
+    drifted.outcome_change = Some(crate::record::OutcomeChange::Changed);
     drifted.outcome = Outcome::Failed;
     let dir = drifted.run_dir();
     let refs: Vec<&RunFile> = all.iter().collect();
