@@ -18,6 +18,8 @@
 //!   -> tasks            task definitions (task.yaml) and their validation
 //!   -> workspace        throwaway copies of a task's fixture repository, and their diff
 //!   -> scoring          checks after the agent stops, and building the per-run record
+//!   -> events           what the runner says while a suite runs, and the reporters that
+//!                       hear it
 //!   -> edits            the edit corpus (edits.jsonl), gold answers, perturbations, and the
 //!                       offline comparison of edit strategies
 //!   -> reports          CSV, markdown, HTML, JUnit, trajectories, comparisons; they read
@@ -36,6 +38,7 @@ pub mod cassettes;
 pub mod cli;
 pub mod conversation;
 pub mod edits;
+pub mod events;
 pub mod markdown;
 pub mod providers;
 pub mod record;

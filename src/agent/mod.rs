@@ -23,6 +23,7 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
+use crate::markdown::first_line;
 use crate::providers::{Provider, ProviderError, RequestOptions};
 pub use crate::record::ToolCallRecord;
 use crate::tools::{ToolContext, ToolSet};
@@ -79,6 +80,22 @@ pub enum StopCause {
     ModelError(String),
     /// The provider (or the cassette under it) failed; not the model's fault.
     Provider(ProviderError),
+}
+
+impl StopCause {
+    /// How the loop stopped, in words (`completed`, `limit: turns`, `model error: …`).
+    pub fn label(&self) -> String {
+        match self {
+            StopCause::Completed => "completed".to_owned(),
+            StopCause::Limit(kind) => format!("limit: {}", kind.name()),
+            StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
+            StopCause::Provider(err) => format!(
+                "provider error ({}): {}",
+                err.kind(),
+                first_line(&err.to_string())
+            ),
+        }
+    }
 }
 
 /// Everything the loop produced.

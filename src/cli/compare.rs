@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use crate::record::{RunFile, RunRecord};
-use crate::reports::compare::{self, Arm, ArmRun, Comparison, Side};
+use crate::reports::paired::{self, Arm, ArmRun, Comparison, Side};
 use crate::reports::{self, html};
 
 use super::exit;
@@ -71,9 +71,9 @@ pub fn compare(args: CompareArgs) -> ExitCode {
     let base_view = arm_runs(&base);
     let new_view = new.as_deref().map(arm_runs);
     let cmp = match &new_view {
-        Some(new_view) => compare::compare_sides(&base_view, new_view),
+        Some(new_view) => paired::compare_sides(&base_view, new_view),
         None => {
-            let cmp = compare::compare_within(&base_view);
+            let cmp = paired::compare_within(&base_view);
             if cmp.arms.is_empty() {
                 return super::usage_error(
                     &format!(
@@ -108,12 +108,14 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             base.len()
         ),
     };
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    super::print_data(&reports::terminal::render_comparison(
-        &cmp, args.alpha, colour,
+    let printer = super::printer::Printer::from_env(false);
+    printer.data(&reports::terminal::render_comparison(
+        &cmp,
+        args.alpha,
+        printer.colour(),
     ));
-    if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title) {
+    let summary = printer.step_summary();
+    if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title, summary.as_deref()) {
         return super::internal_error(&format!("could not write the comparison: {e}"));
     }
     stderr!(
@@ -170,6 +172,7 @@ fn write(
     base: &Path,
     new: &Path,
     title: &str,
+    step_summary: Option<&Path>,
 ) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let to_base = relative(out, base);
@@ -184,9 +187,9 @@ fn write(
     };
     let md = format!(
         "# Harness comparison\n\nComparing {title}.\n\n{}",
-        compare::comparison_md(cmp, "##", true, &link)
+        paired::comparison_md(cmp, "##", true, &link)
     );
-    let csv = compare::comparison_csv(cmp).map_err(|e| e.to_string())?;
+    let csv = paired::comparison_csv(cmp).map_err(|e| e.to_string())?;
     let page = html::compare_html(
         cmp,
         &format!("Comparing {title}."),
@@ -201,8 +204,8 @@ fn write(
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        reports::append_file(Path::new(&summary), &md).map_err(|e| e.to_string())?;
+    if let Some(summary) = step_summary {
+        reports::append_file(summary, &md).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

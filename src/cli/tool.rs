@@ -128,7 +128,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     let ctx = settings.context(&default_cwd);
     let result = runtime.block_on(tools.call(name, call_args, &ctx));
     settings.sandbox.kill_all();
-    match super::print_line(&settings.render(result)) {
+    match super::printer::print_line(&settings.render(result)) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the result: {e}")),
     }
@@ -150,7 +150,7 @@ pub fn list_tools(args: ToolsArgs) -> ExitCode {
         Err(e) => return usage_error(&e.to_string(), "run `harness tools --set all`"),
     };
     let defs = serde_json::to_string_pretty(&tools.definitions()).expect("definitions serialise");
-    match super::print_line(&defs) {
+    match super::printer::print_line(&defs) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the definitions: {e}")),
     }
@@ -248,7 +248,7 @@ async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> 
                     }
                 }
             };
-        if let Err(e) = super::print_line(&output) {
+        if let Err(e) = super::printer::print_line(&output) {
             return internal_error(&format!("failed to write the result of line {number}: {e}"));
         }
     }

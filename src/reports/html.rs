@@ -43,8 +43,8 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use crate::conversation::{AssistantBlock, Content, Message, ToolResultMessage, UserContent};
 use crate::record::{Outcome, RunFile, RunRecord};
 
-use super::compare::{self, Arm, ArmRun, Comparison, Side};
-use super::markdown::{checks_cell, edits_cell, outcome_label};
+use super::cells::{checks_cell, edits_cell, outcome_label};
+use super::paired::{self, Arm, ArmRun, Comparison, Side};
 use super::terminal::{short_count, short_duration};
 use super::{
     CostTotal, ModelSummary, ReportError, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
@@ -715,16 +715,16 @@ fn comparison_view(
     timings: bool,
     link: &dyn Fn(&RunRecord, Side) -> String,
 ) -> Markup {
-    let mut header: Vec<&str> = compare::STATS_HEADER.to_vec();
+    let mut header: Vec<&str> = paired::STATS_HEADER.to_vec();
     if timings {
-        header.push(compare::TIME_HEADER);
+        header.push(paired::TIME_HEADER);
     }
     let rows: Vec<(bool, Vec<String>)> = cmp
         .rows()
         .map(|a| {
             (
                 a.stats.significant_regression(0.05),
-                compare::stats_cells(a, cmp.with_strategy, timings),
+                paired::stats_cells(a, cmp.with_strategy, timings),
             )
         })
         .collect();
@@ -739,9 +739,9 @@ fn comparison_view(
                 high: a.stats.interval.map(|i| i.high),
                 note: format!(
                     "{} {}, McNemar p = {}",
-                    compare::points(a.stats.difference()),
-                    compare::points_interval(a.stats.interval),
-                    compare::p_value(a.stats.p_value)
+                    paired::points(a.stats.difference()),
+                    paired::points_interval(a.stats.interval),
+                    paired::p_value(a.stats.p_value)
                 ),
             }
         })
@@ -758,7 +758,7 @@ fn comparison_view(
                 }
             }
         }
-        p.note { (compare::STATS_NOTE) }
+        p.note { (paired::STATS_NOTE) }
         figure {
             figcaption { "Pass-rate difference (new − base) with its 95% paired bootstrap interval" }
             (plots::interval_plot("pass-rate difference per pair of arms", &diff_rows, -1.0, 1.0, Some(0.0), &|t| format!("{:+.0} pp", t * 100.0)))
@@ -772,7 +772,7 @@ fn comparison_view(
                 tbody {
                     @for (arm, flip, pair) in &flips {
                         @let (b, n) = arm.label(cmp.with_strategy);
-                        tr class=(if *flip == compare::Flip::Regressed { "regressed" } else { "fixed" }) {
+                        tr class=(if *flip == paired::Flip::Regressed { "regressed" } else { "fixed" }) {
                             td { (pair.base.task_id) }
                             td.num { (pair.base.epoch) }
                             td { (b) }
@@ -824,12 +824,12 @@ pub fn write_report_html(
         source,
     };
     let arms = summarise_arms(rows);
-    let with_strategy = compare::strategies_differ(arms.iter().map(|(a, _)| a));
+    let with_strategy = paired::strategies_differ(arms.iter().map(|(a, _)| a));
     let tasks: BTreeSet<&str> = rows.iter().map(|r| r.record.task_id.as_str()).collect();
     let count = |o: Outcome| rows.iter().filter(|r| r.record.outcome == o).count();
     let summaries: Vec<ModelSummary> = arms.iter().map(|(_, s)| s.clone()).collect();
     let arm_runs: Vec<ArmRun<'_>> = rows.iter().map(|r| (r.arm(), r.record)).collect();
-    let cmp = (arms.len() > 1).then(|| compare::compare_within(&arm_runs));
+    let cmp = (arms.len() > 1).then(|| paired::compare_within(&arm_runs));
     let linked = matches!(panels, Panels::Linked);
     let top = html! {
         header.top {

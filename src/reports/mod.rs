@@ -33,11 +33,13 @@
 //!
 //! Depends on `conversation` and `scoring`; never on the runner.
 
-pub mod compare;
+pub mod cells;
 pub mod csv;
+pub mod event_log;
 pub mod html;
 pub mod junit;
 pub mod markdown;
+pub mod paired;
 pub mod snapshot;
 pub mod terminal;
 pub mod trajectory;

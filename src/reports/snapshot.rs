@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::record::RunRecord;
 
-use super::markdown::outcome_label;
+use super::cells::outcome_label;
 use super::sorted;
 
 /// The first line of every snapshot's header.

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::RunRecord;
 
-use super::{Reporter, RunnerEvent};
+use crate::events::{Reporter, RunnerEvent};
 
 /// The journal's file name in a report folder.
 pub const JOURNAL_FILE: &str = "journal.jsonl";

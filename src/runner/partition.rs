@@ -18,7 +18,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::PlannedRun;
+use super::plan::PlannedRun;
 
 /// How runs are dealt out to shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

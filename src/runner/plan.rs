@@ -7,7 +7,7 @@ use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::ModelSelector;
 use crate::tasks::Task;
 
-use super::RunOptions;
+use super::options::RunOptions;
 
 /// One run to make.
 #[derive(Debug, Clone)]

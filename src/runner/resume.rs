@@ -4,17 +4,22 @@
 //! (missing or an infrastructure error, under `--resume` and `--rerun-errors` alike), and the
 //! records the folder ends with (the last attempt of each run).
 //!
-//! Pure bookkeeping over keys, journals and records; the CLI does the running and the writing.
+//! Also the checks a continued folder must pass (the same suite, the same shard). Pure
+//! bookkeeping over keys, journals, manifests and records; [`super::suite`] does the running
+//! and the writing.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::record::{Outcome, RunRecord};
 use crate::tasks::Task;
 
-use super::PlannedRun;
 use super::journal::{JournalEntry, folder_key, record_key};
+use super::manifest::{Fingerprint, FingerprintChange, Manifest};
 use super::partition::{Partition, PlanOrder};
+use super::plan::PlannedRun;
+use super::problem::Problem;
 
 /// One entry of the plan.
 #[derive(Debug, Clone)]
@@ -185,6 +190,138 @@ pub fn final_records(
     out
 }
 
+/// A report folder run again.
+#[derive(Debug)]
+pub struct Continuing {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub how: Continuation,
+}
+
+impl Continuing {
+    /// The report folder `dir` to be completed `how`: its manifest, read; a folder that is no
+    /// report (no `report.json`, or one that does not parse) is refused.
+    pub fn open(dir: &Path, how: Continuation) -> Result<Continuing, Problem> {
+        let flag = match how {
+            Continuation::Resume => "--resume",
+            Continuation::RerunErrors => "--rerun-errors",
+        };
+        let manifest = Manifest::read(dir).map_err(|e| {
+            let text = e.to_string();
+            let (message, hint) = text.split_once("\nhint: ").unwrap_or((&text, ""));
+            Problem::new(
+                format!("{flag}: {message}"),
+                if hint.is_empty() {
+                    "pass a report folder written by `harness run`"
+                } else {
+                    hint
+                },
+            )
+        })?;
+        Ok(Continuing {
+            dir: dir.to_path_buf(),
+            manifest,
+            how,
+        })
+    }
+}
+
+/// Whether this invocation may complete `c`'s folder: the same plan and the same suite. Under
+/// `--rerun-errors` a changed cassette is allowed when the runs being rerun are the ones that
+/// use it (fixing what made them fail is the point).
+pub fn check_same_suite(
+    c: &Continuing,
+    fingerprint: &Fingerprint,
+    plan: &SuitePlan,
+    rerun: &[PlannedRun],
+    cassettes_dir: &Path,
+) -> Result<(), Problem> {
+    let rerun_cassettes: BTreeSet<String> = rerun
+        .iter()
+        .map(|r| {
+            r.cassette
+                .strip_prefix(cassettes_dir)
+                .unwrap_or(&r.cassette)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let differences: Vec<FingerprintChange> = c
+        .manifest
+        .fingerprint
+        .differences(fingerprint)
+        .into_iter()
+        .filter(|d| match (c.how, d.cassette()) {
+            (Continuation::RerunErrors, Some(path)) => !rerun_cassettes.contains(path),
+            _ => true,
+        })
+        .collect();
+    let mut what: Vec<String> = differences.iter().map(ToString::to_string).collect();
+    let keys = plan.keys();
+    if keys != c.manifest.plan {
+        let new = keys.iter().filter(|k| !c.manifest.plan.contains(k)).count();
+        let gone = c.manifest.plan.iter().filter(|k| !keys.contains(k)).count();
+        what.push(format!(
+            "the plan differs ({new} run(s) not in the report's, {gone} of its runs not planned now)"
+        ));
+    }
+    if what.is_empty() {
+        return Ok(());
+    }
+    Err(Problem {
+        message: format!(
+            "{} was run with another suite: {}",
+            c.dir.display(),
+            what.join("; ")
+        ),
+        hint: match c.how {
+            Continuation::Resume => "a report is completed only with the suite it was run with: \
+                 undo the changes, or start a new report without `--resume` (to rerun the \
+                 errored runs with fixed cassettes, use `--rerun-errors`)"
+                .to_owned(),
+            Continuation::RerunErrors => "only the cassettes of the errored runs may change: undo \
+                 the other changes, or start a new report"
+                .to_owned(),
+        },
+    })
+}
+
+/// The partition of this invocation: the flag's, else (continuing) the report's; a flag that is
+/// not the report's is a problem.
+pub fn partition(
+    flag: Option<&str>,
+    continuing: Option<&Continuing>,
+) -> Result<Option<Partition>, Problem> {
+    let then = continuing.and_then(|c| c.manifest.partition.clone());
+    let chosen = match (flag, &then) {
+        (Some(f), Some(t)) if f != t => {
+            return Err(Problem {
+                message: format!(
+                    "`--partition {f}` is not the report's partition (`--partition {t}`)"
+                ),
+                hint: "leave `--partition` out to resume the report's own shard".to_owned(),
+            });
+        }
+        (Some(f), None) if continuing.is_some() => {
+            return Err(Problem {
+                message: format!("`--partition {f}`: the report is not a shard"),
+                hint: "leave `--partition` out to complete the whole report".to_owned(),
+            });
+        }
+        (Some(f), _) => Some(f.to_owned()),
+        (None, t) => t.clone(),
+    };
+    chosen
+        .map(|p| {
+            p.parse()
+                .map_err(|e: super::partition::PartitionError| Problem {
+                    hint: e.hint().to_owned(),
+                    message: e.to_string(),
+                })
+        })
+        .transpose()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +405,20 @@ mod tests {
                 ("b--p--m--e1".to_owned(), Outcome::Skipped),
             ]
         );
+    }
+
+    #[test]
+    fn the_partition_is_the_reports_unless_given_otherwise() {
+        assert_eq!(partition(None, None).unwrap(), None);
+        assert_eq!(
+            partition(Some("hash:2/3"), None)
+                .unwrap()
+                .unwrap()
+                .to_string(),
+            "hash:2/3"
+        );
+        let err = partition(Some("hash:4/3"), None).unwrap_err();
+        assert!(err.message.contains("from 1 to 3"), "{err:?}");
+        assert!(err.hint.contains("hash:M/N"), "{err:?}");
     }
 }

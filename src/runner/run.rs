@@ -17,11 +17,15 @@ use crate::record::{ErrorKind, RunFile, RunRecord};
 use crate::reports;
 use crate::sandbox::Scratch;
 use crate::scoring::{self, ScoreInputs};
+use crate::tasks::Task;
 use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
+use super::options::RunOptions;
+use super::plan::PlannedRun;
 use super::session::{Finished, Session};
-use super::{PlannedRun, Reporter, RunOptions, RunnerEvent, SuiteState, errored};
+use super::state::SuiteState;
+use crate::events::{Reporter, RunnerEvent};
 
 pub(super) async fn run_one(
     index: usize,
@@ -386,4 +390,49 @@ fn add_note(record: &mut RunRecord, note: String) {
         }
         None => record.detail = Some(note),
     }
+}
+
+/// The record of a run that could not start or crashed.
+pub(crate) fn errored(run: &PlannedRun, kind: ErrorKind, reason: String) -> RunRecord {
+    scoring::score_without_run(
+        &run.task,
+        ScoreInputs {
+            provider: run.model.provider.clone(),
+            model: run.model.model.clone(),
+            epoch: run.epoch,
+            edit_strategy: run.edit_strategy.clone(),
+            error: Some(reason),
+            error_kind: Some(kind),
+
+            ..Default::default()
+        },
+    )
+}
+
+/// The record of a task that has no cassette to replay (no run was planned for it).
+pub fn missing_cassette_record(task: &Task, tasks_dir: &Path, cassettes_dir: &Path) -> RunRecord {
+    let folder = cassettes_dir.join(crate::cassettes::sanitize_component(&task.id));
+    scoring::score_without_run(
+        task,
+        ScoreInputs {
+            provider: "-".into(),
+            model: "-".into(),
+            epoch: 1,
+            error: Some(format!(
+                "no cassette recorded for task `{}` in {}; record one with `{}`",
+                task.id,
+                folder.display(),
+                crate::cassettes::record_hint_in(
+                    tasks_dir,
+                    cassettes_dir,
+                    &task.id,
+                    "PROVIDER",
+                    "MODEL"
+                )
+            )),
+            error_kind: Some(ErrorKind::Cassette),
+
+            ..Default::default()
+        },
+    )
 }

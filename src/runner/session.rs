@@ -26,7 +26,8 @@ use crate::record::{ErrorKind, Outcome, RunRecord};
 use crate::sandbox::Scratch;
 use crate::scoring::ReplayInputs;
 
-use super::{PlannedRun, RunOptions};
+use super::options::RunOptions;
+use super::plan::PlannedRun;
 
 /// The transport of one run, kept to ask it afterwards.
 pub(super) enum Session {
@@ -325,7 +326,7 @@ impl Session {
                 if !complete {
                     return Some(Finished::NotWritten(format!(
                         "the run ended with {}, so its cassette was not written",
-                        crate::scoring::stop_label(stop)
+                        stop.label()
                     )));
                 }
                 Some(match recorder.finish(header, &target) {
@@ -344,7 +345,7 @@ impl Session {
                 if !complete {
                     return Some(Finished::NotWritten(format!(
                         "the run ended with {}, so nothing was re-recorded and `{}` is unchanged",
-                        crate::scoring::stop_label(stop),
+                        stop.label(),
                         run.cassette.display()
                     )));
                 }

@@ -17,6 +17,7 @@ pub use checks::{run_check, run_check_in, run_checks, run_checks_in};
 
 use crate::agent::{AgentRun, StopCause};
 use crate::conversation::Usage;
+use crate::markdown::first_line;
 use crate::record::{
     CheckResult, DEFAULT_EDIT_STRATEGY, DivergenceKind, EditStats, ErrorKind, NOT_STARTED, Outcome,
     OutcomeChange, Recorded, RecordedCheck, RecordedEdits, RecordedOutcome, RunRecord, Tokens,
@@ -131,33 +132,6 @@ pub struct ScoreInputs {
     pub edit_strategy: String,
 }
 
-/// How the agent loop stopped, in words.
-pub fn stop_label(stop: &StopCause) -> String {
-    match stop {
-        StopCause::Completed => "completed".to_owned(),
-        StopCause::Limit(kind) => format!("limit: {}", kind.name()),
-        StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
-        StopCause::Provider(err) => format!(
-            "provider error ({}): {}",
-            err.kind(),
-            first_line(&err.to_string())
-        ),
-    }
-}
-
-fn first_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default()
-        .trim();
-    if line.chars().count() > 200 {
-        format!("{}…", line.chars().take(200).collect::<String>())
-    } else {
-        line.to_owned()
-    }
-}
-
 /// One line for a check's detail: its first line, and for a command with output, the last
 /// non-blank output line (where test runners put their verdict: `FAILED (failures=1)`).
 fn check_summary(detail: &str) -> String {
@@ -205,7 +179,7 @@ pub fn decide_outcome(
     }
     match stop {
         StopCause::Provider(_) | StopCause::ModelError(_) => {
-            return (Outcome::Error, stop_label(stop));
+            return (Outcome::Error, stop.label());
         }
         StopCause::Limit(kind) => {
             return (
@@ -306,7 +280,7 @@ pub fn score(
         outcome,
         reason,
         detail,
-        stop: stop_label(&run.stop),
+        stop: run.stop.label(),
         error_kind,
         retries: ctx.retries,
         attempts: ctx.attempts,

@@ -165,7 +165,7 @@ fn the_comparison_view_links_both_transcripts_of_every_flip() {
         .into_iter()
         .map(|(a, i)| (a, &new[i].record))
         .collect();
-    let cmp = compare::compare_sides(&bv, &nv);
+    let cmp = paired::compare_sides(&bv, &nv);
     let page = compare_html(&cmp, "a <title>", "../a/report.html", "../b/report.html");
     assert!(
         page.contains(&format!("href=\"../a/report.html#{anchor}\"")),

@@ -22,7 +22,7 @@ use crate::stats::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, PairedCluster, mcnemar_exact, paired_bootstrap,
 };
 
-use super::markdown::{cell, outcome_label, table};
+use super::cells::{cell, outcome_label, table};
 use super::{UNKNOWN, fmt_cost, fmt_ratio};
 
 /// What a run was run with.
