@@ -66,22 +66,22 @@ pub fn of_suite(records: &[RunRecord], snapshot: Option<&SnapshotVerdict>) -> u8
 mod tests {
     use super::*;
 
-    fn run(outcome: Outcome, divergences: u32, change: Option<OutcomeChange>) -> RunRecord {
-        let mut r = crate::record::RunRecord::skipped("t", "p", "m", 1, "");
-        r.outcome = outcome;
-        r.divergences = divergences;
-        r.outcome_change = change;
-        r
-    }
+    use crate::reports::fixtures::{Scenario, rec};
 
     #[test]
     fn exit_statuses_tell_drift_from_changed_outcomes() {
-        use OutcomeChange::*;
-        let passed = run(Outcome::Passed, 0, None);
-        let failed = run(Outcome::Failed, 0, None);
-        let drift_held = run(Outcome::Passed, 2, Some(Held));
-        let drift_changed = run(Outcome::Failed, 1, Some(Changed));
-        let diverged = run(Outcome::Diverged, 1, None);
+        let passed = rec("t", "p", "m", 1, Outcome::Passed);
+        let failed = rec("t", "p", "m", 1, Outcome::Failed);
+        // Replays run on after a difference: the outcome held, or it changed.
+        let drift_held = Scenario::new("t", "p", "m", 1, Outcome::Passed)
+            .drifted(2, Outcome::Passed)
+            .record();
+        let drift_changed = Scenario::new("t", "p", "m", 1, Outcome::Failed)
+            .drifted(1, Outcome::Passed)
+            .record();
+        assert_eq!(drift_held.outcome_change, Some(OutcomeChange::Held));
+        assert_eq!(drift_changed.outcome_change, Some(OutcomeChange::Changed));
+        let diverged = rec("t", "p", "m", 1, Outcome::Diverged);
         let equal = SnapshotVerdict::Equal;
         let changed = SnapshotVerdict::Changed {
             diff: String::new(),

@@ -53,3 +53,17 @@ pub fn outcome_label(r: &RunRecord) -> String {
         (false, _) => label,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_cannot_break_its_row() {
+        assert_eq!(cell("exit 1 | see log\nnext"), "exit 1 \\| see log next");
+        assert_eq!(cell("a\\|b"), "a\\\\\\|b");
+        let mut out = String::new();
+        table(&mut out, &["a", "b"], &[vec!["x|y".into(), "z".into()]]);
+        assert_eq!(out, "| a | b |\n|---|---|\n| x\\|y | z |\n");
+    }
+}

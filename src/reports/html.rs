@@ -411,7 +411,8 @@ fn diff_view(diff: &str) -> Markup {
 /// first one's kind and turn, every difference in conversation terms, whether the outcome held
 /// against the recording, a link to `divergence.md` (each difference with its diff), and for a
 /// run that stopped at the divergence, its detail text (the request, the JSON path and a diff).
-fn divergence(r: &RunRecord) -> Option<Markup> {
+/// `folder` is the run's folder relative to the page (empty on the run's own page).
+fn divergence(r: &RunRecord, folder: &str) -> Option<Markup> {
     if r.outcome != Outcome::Diverged && r.divergences == 0 {
         return None;
     }
@@ -424,7 +425,7 @@ fn divergence(r: &RunRecord) -> Option<Markup> {
                     (r.divergences) " difference" @if r.divergences != 1 { "s" } " from the cassette"
                     @if let Some(kind) = &r.divergence_kind { "; the first: " code { (kind) } }
                     @if let Some(turn) = r.divergence_turn { " at turn " (turn) }
-                    " · " a href=(format!("{}/divergence.md", r.run_dir())) { "divergence.md" }
+                    " · " a href=(format!("{folder}divergence.md")) { "divergence.md" }
                 }
                 @if let Some(summary) = &r.divergence_summary { p { (summary) } }
                 @if let Some(drift) = r.drift_line() { p.drift { (drift) } }
@@ -476,7 +477,7 @@ fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool, place: Place) -> Ma
                     @if place == Place::OwnPage { " · " a href=(close) { "report.html" } }
                 }
             }
-            @if let Some(d) = divergence(r) { (d) }
+            @if let Some(d) = divergence(r, &folder) { (d) }
             @if r.outcome != Outcome::Diverged {
                 @if let Some(detail) = &r.detail {
                     div.detail { h3 { "Detail" } (long_text(detail, "detail", true)) }

@@ -193,12 +193,12 @@ mod tests {
         assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"harness 20260101-000000\" tests=\"8\" failures=\"3\" errors=\"1\" time=\""), "{xml}");
         assert!(xml.contains("<testsuite name=\"openai/gpt-x\" tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"1\""), "{xml}");
         // A failed check: the reason as the message, the check's output as the body.
-        assert!(xml.contains("<failure type=\"failed\" message=\"check &apos;unit tests&apos; failed: exit 1 | see log\">check &apos;unit tests&apos; failed:&#10;exit 0 (expected 0)"), "{xml}");
+        assert!(xml.contains("<failure type=\"failed\" message=\"check &apos;unit tests&apos; failed: exit 1 (expected 0): FAILED (failures=1)\">check &apos;unit tests&apos; failed:&#10;exit 1 (expected 0)&#10;--- stdout ---&#10;FAILED (failures=1)"), "{xml}");
         // An infrastructure error is an error of its kind; a limit is a failure of its own type.
-        assert!(xml.contains("<error type=\"rate_limited\" message=\"provider error (rate_limited): 429 Too Many Requests\">"), "{xml}");
+        assert!(xml.contains("<error type=\"rate_limited\" message=\"provider error (rate_limited): rate limited (429): Too Many Requests\">"), "{xml}");
         assert!(xml.contains("<failure type=\"limit_reached\""), "{xml}");
         assert!(
-            xml.contains("<skipped message=\"the --max-cost budget of $0.10 was spent\"/>"),
+            xml.contains("<skipped message=\"not started: the --max-cost budget of $0.10 is spent ($0.12)\"/>"),
             "{xml}"
         );
     }

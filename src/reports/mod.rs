@@ -870,4 +870,6 @@ pub(crate) fn fmt_secs(secs: f64) -> String {
 }
 
 #[cfg(test)]
+pub(crate) mod fixtures;
+#[cfg(test)]
 mod tests;
