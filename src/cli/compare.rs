@@ -52,7 +52,7 @@ pub struct CompareArgs {
 /// `harness compare`.
 pub fn compare(args: CompareArgs) -> ExitCode {
     if !(0.0..=1.0).contains(&args.alpha) {
-        return super::usage_error(
+        return super::printer::usage_error(
             &format!("--alpha {} is not a probability", args.alpha),
             "for example `--alpha 0.05`",
         );
@@ -75,7 +75,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         None => {
             let cmp = paired::compare_within(&base_view);
             if cmp.arms.is_empty() {
-                return super::usage_error(
+                return super::printer::usage_error(
                     &format!(
                         "{} holds a single arm; there is nothing to compare it with",
                         args.base.display()
@@ -87,7 +87,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         }
     };
     if cmp.arms.is_empty() {
-        return super::usage_error(
+        return super::printer::usage_error(
             "no arm of the new folder pairs with an arm of the base folder",
             "compare folders run with the same providers and models, or with one arm each",
         );
@@ -116,7 +116,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
     ));
     let summary = printer.step_summary();
     if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title, summary.as_deref()) {
-        return super::internal_error(&format!("could not write the comparison: {e}"));
+        return super::printer::internal_error(&format!("could not write the comparison: {e}"));
     }
     stderr!(
         "comparison written to {}",
@@ -154,12 +154,12 @@ pub fn status(cmp: &Comparison<'_>, fail_on: FailOn, alpha: f64) -> ExitCode {
 /// The run files of a report folder; a usage error naming it when there are none.
 fn load(dir: &Path) -> Result<Vec<RunFile>, ExitCode> {
     match reports::read_run_files(dir) {
-        Ok(files) if files.is_empty() => Err(super::usage_error(
+        Ok(files) if files.is_empty() => Err(super::printer::usage_error(
             &format!("{} holds no run (no runs/*/run.json)", dir.display()),
             "pass a report folder written by `harness run` (reports/<timestamp>)",
         )),
         Ok(files) => Ok(files),
-        Err(e) => Err(super::usage_error(
+        Err(e) => Err(super::printer::usage_error(
             &e.to_string(),
             "pass a report folder written by `harness run` (reports/<timestamp>)",
         )),

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::{exit, internal_error, print_data, usage_error};
+use super::exit;
+use super::printer::{internal_error, print_data, usage_error};
 use crate::edits::compare::{cases, compare, render_markdown, summarize, write_csv};
 use crate::edits::corpus::read_corpus;
 use crate::edits::perturb::{
@@ -91,7 +92,7 @@ pub fn run(command: EditsCommand) -> ExitCode {
         }
         EditsCommand::Perturb(args) => perturb(&args),
         EditsCommand::Compare(args) => compare_command(&args),
-        EditsCommand::Extract(args) => match super::runtime() {
+        EditsCommand::Extract(args) => match super::runtime::runtime() {
             Ok(runtime) => runtime.block_on(extract(&args)),
             Err(code) => code,
         },

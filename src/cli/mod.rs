@@ -24,6 +24,7 @@ pub mod printer;
 pub mod progress;
 pub mod run;
 pub mod run_args;
+pub mod runtime;
 pub mod signals;
 pub mod tool;
 
@@ -86,7 +87,7 @@ pub fn main() -> ExitCode {
     let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given)) {
         Ok(vault) => std::sync::Arc::new(vault),
         Err(e) => {
-            return internal_error(&format!(
+            return printer::internal_error(&format!(
                 "{e}; refusing to run with API keys readable in the harness's environment"
             ));
         }
@@ -94,7 +95,7 @@ pub fn main() -> ExitCode {
     // Orphans of the agent's commands come back to the harness, which kills them (see
     // `sandbox::process`); without it they would go on under init.
     if let Err(e) = crate::sandbox::process::become_subreaper() {
-        warn(&format!(
+        printer::warn(&format!(
             "could not become a child subreaper ({e}); a command that drops its environment may outlive its run"
         ));
     }
@@ -150,35 +151,6 @@ fn clap_error(err: clap::Error) -> ExitCode {
             ExitCode::from(exit::USAGE)
         }
     }
-}
-
-/// The tokio runtime of a subcommand, or the exit code of the error that stopped it starting.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Runtime::new()
-        .map_err(|e| internal_error(&format!("could not start the async runtime: {e}")))
-}
-
-/// Writes data to stdout, ending quietly if the reader has gone (`| head`).
-pub(crate) fn print_data(text: &str) {
-    printer::data(text);
-}
-
-/// Prints `warning: {message}` to stderr; a closed stderr is no reason to stop (or panic).
-pub(crate) fn warn(message: &str) {
-    printer::warn(message);
-}
-
-/// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
-pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
-    stderr!("error: {message}");
-    stderr!("hint: {hint}");
-    ExitCode::from(exit::USAGE)
-}
-
-/// Prints `error: {message}` to stderr and returns [`exit::INTERNAL`].
-pub(crate) fn internal_error(message: &str) -> ExitCode {
-    stderr!("error: {message}");
-    ExitCode::from(exit::INTERNAL)
 }
 
 #[cfg(test)]

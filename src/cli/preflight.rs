@@ -97,7 +97,7 @@ pub fn check_flags(
 pub fn report(problems: &[Problem]) -> ExitCode {
     let mut code = ExitCode::from(super::exit::USAGE);
     for p in problems {
-        code = super::usage_error(&p.message, &p.hint);
+        code = super::printer::usage_error(&p.message, &p.hint);
     }
     code
 }

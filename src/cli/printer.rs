@@ -133,6 +133,11 @@ pub(crate) fn print_line(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes data to stdout, ending quietly if the reader has gone (`| head`).
+pub(crate) fn print_data(text: &str) {
+    data(text);
+}
+
+/// Writes data to stdout, ending quietly if the reader has gone (`| head`).
 pub(crate) fn data(text: &str) {
     let _ = print_line(text);
 }
@@ -147,6 +152,19 @@ pub(crate) fn line(text: &str) {
 /// `warning: {message}` on stderr.
 pub(crate) fn warn(message: &str) {
     line(&format!("warning: {message}"));
+}
+
+/// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
+pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
+    line(&format!("error: {message}"));
+    line(&format!("hint: {hint}"));
+    ExitCode::from(exit::USAGE)
+}
+
+/// Prints `error: {message}` to stderr and returns [`exit::INTERNAL`].
+pub(crate) fn internal_error(message: &str) -> ExitCode {
+    line(&format!("error: {message}"));
+    ExitCode::from(exit::INTERNAL)
 }
 
 #[cfg(test)]

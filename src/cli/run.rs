@@ -44,7 +44,7 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
 /// on the command line (`--resume` takes the report's for the others).
 pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
     let printer = Printer::from_env(args.quiet);
-    let runtime = match super::runtime() {
+    let runtime = match super::runtime::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };

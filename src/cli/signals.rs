@@ -15,7 +15,9 @@ pub fn watch_signals(stop: CancellationToken, sandbox: Sandbox) {
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
     ) else {
-        super::warn("could not install the Ctrl-C handler; an interrupt ends the harness at once");
+        super::printer::warn(
+            "could not install the Ctrl-C handler; an interrupt ends the harness at once",
+        );
         return;
     };
     tokio::spawn(async move {

@@ -11,7 +11,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{exit, internal_error, usage_error};
+use super::exit;
+use super::printer::{internal_error, usage_error};
 use crate::tools::edit::{EditStrategy, strategy_by_name, strategy_names};
 use crate::tools::registry::all_tool_names;
 use crate::tools::{ToolContext, ToolResult, ToolSet, ToolSetSpec};
@@ -81,10 +82,10 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     };
     let sandbox = crate::sandbox::Sandbox::detect(Some(args.sandbox));
     if let Some(notice) = sandbox.notice() {
-        super::warn(notice);
+        super::printer::warn(notice);
     }
     let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
-    let runtime = match super::runtime() {
+    let runtime = match super::runtime::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use crate::record::{DivergenceKind, ErrorKind, FAILURE_KINDS, Outcome, RunRecord};
 
-use super::{ModelSummary, ReportError, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
+use super::error::ReportError;
+use super::summary::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
 
 /// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
 /// `calls_other`.

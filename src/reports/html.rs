@@ -44,12 +44,13 @@ use crate::conversation::{AssistantBlock, Content, Message, ToolResultMessage, U
 use crate::record::{Outcome, RunFile, RunRecord};
 
 use super::cells::{checks_cell, edits_cell, outcome_label};
+use super::error::ReportError;
 use super::paired::{self, Arm, ArmRun, Comparison, Side};
-use super::terminal::{short_count, short_duration};
-use super::{
-    CostTotal, ModelSummary, ReportError, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
+use super::summary::{
+    CostTotal, ModelSummary, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
     pass_hat_k_label, pass_rate_label, percent, percent_interval,
 };
+use super::terminal::{short_count, short_duration};
 
 /// The file name in a report folder.
 pub const REPORT_HTML: &str = "report.html";

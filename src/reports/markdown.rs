@@ -8,7 +8,7 @@ use crate::record::{Outcome, RunRecord};
 
 use super::cells::{checks_cell, edits_cell, outcome_label, table};
 use super::paired::{self, Arm, ArmRun};
-use super::{
+use super::summary::{
     CostTotal, UNKNOWN, any_epochs, dollars, edit_failure_label, fmt_ratio, pass_at_k_label,
     pass_hat_k_label, pass_rate_label, percent, percent_interval, summarise, summary_counts,
 };

@@ -23,7 +23,7 @@ use crate::stats::{
 };
 
 use super::cells::{cell, outcome_label, table};
-use super::{UNKNOWN, fmt_cost, fmt_ratio};
+use super::summary::{UNKNOWN, fmt_cost, fmt_ratio};
 
 /// What a run was run with.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::record::RunRecord;
 
 use super::cells::outcome_label;
-use super::sorted;
+use super::summary::sorted;
 
 /// The first line of every snapshot's header.
 const MAGIC: &str = "harness snapshot: outcome table of `harness run`";

@@ -9,7 +9,7 @@ use crate::record::{Outcome, RunRecord};
 
 use super::cells::{checks_cell, edits_cell, outcome_label};
 use super::paired::{self, Comparison, Flip};
-use super::{
+use super::summary::{
     CostTotal, ModelSummary, dollars, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
     percent_interval, sorted, summarise,
 };
