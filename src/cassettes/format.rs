@@ -70,6 +70,7 @@ use serde_json::{Map, Value};
 
 use super::CassetteError;
 use crate::providers::ApiKind;
+use crate::providers::sse::SseEvent;
 pub use crate::record::{RecordedCheck, RecordedEdits, RecordedOutcome};
 
 /// The format version this harness writes.
@@ -515,6 +516,52 @@ pub struct RecordedEvent {
     pub id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<String>,
+}
+
+impl RecordedEvent {
+    /// An event as a cassette keeps it: its data parsed when it is JSON (a JSON string would read
+    /// back as text, so it stays text), any other data as text, no data as neither.
+    pub fn new(
+        event: Option<String>,
+        data: &str,
+        id: Option<String>,
+        retry: Option<String>,
+    ) -> Self {
+        let (data, text) = if data.is_empty() {
+            (None, None)
+        } else {
+            match serde_json::from_str::<Value>(data) {
+                Ok(v) if !v.is_string() => (Some(v), None),
+                _ => (None, Some(data.to_owned())),
+            }
+        };
+        RecordedEvent {
+            event,
+            data,
+            text,
+            id,
+            retry,
+        }
+    }
+}
+
+impl RecordedResponse {
+    /// A whole `text/event-stream` response of `events`, as a cassette keeps it: what a cassette
+    /// written from a rendered reply holds ([`crate::providers::wire::WireFormat::render_turn`]).
+    pub fn event_stream(events: &[SseEvent]) -> Self {
+        RecordedResponse {
+            status: 200,
+            headers: BTreeMap::from([("content-type".to_owned(), "text/event-stream".to_owned())]),
+            body: ResponseBody::Sse {
+                events: events
+                    .iter()
+                    .map(|e| RecordedEvent::new(e.event.clone(), &e.data, None, None))
+                    .collect(),
+                end: StreamEnd::Completed,
+                error: None,
+            },
+        }
+    }
 }
 
 /// How a recorded event stream ended.
