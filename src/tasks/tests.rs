@@ -329,15 +329,16 @@ fn every_problem_of_every_file_is_reported_at_once() {
 #[test]
 fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = schema::Validator::new(schema).unwrap();
     let good = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true"}]});
     assert!(validator.is_valid(&good));
     let bad = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true", "expect_exit": "0"}], "limits": {"turns": -1}});
     let errors: Vec<String> = validator
-        .iter_errors(&bad)
-        .map(|e| e.instance_path().to_string())
+        .errors(&bad)
+        .iter()
+        .map(|e| field_name(&e.path))
         .collect();
-    assert_eq!(errors, ["/checks/0/expect_exit", "/limits/turns"]);
+    assert_eq!(errors, ["checks[0].expect_exit", "limits.turns"]);
 }
 
 #[test]
@@ -431,7 +432,11 @@ fn filters_by_glob_and_tag() {
 fn the_schema_is_published_and_valid() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
     assert_eq!(schema["title"], "harness task");
-    assert!(jsonschema::meta::is_valid(&schema));
+    // The validator refuses a schema with a keyword it does not implement, a misspelt type or a
+    // reference that leads nowhere: the published schema has none.
+    if let Err(err) = schema::Validator::new(schema) {
+        panic!("{err}");
+    }
 }
 
 #[test]
