@@ -886,7 +886,7 @@ fn schema_message(err: &SchemaError<'_>, root: &Value, field: &str) -> String {
         K::Required { property } => format!("missing field '{property}'"),
         K::MinItems { .. } if field == "checks" => "at least one check is required".to_owned(),
         K::Type { expected } => format!("expected {expected}, got {}", short_json(&err.instance)),
-        K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } if field.ends_with("tools") => {
+        K::OneOfNotValid | K::OneOfMultipleValid if field.ends_with("tools") => {
             format!(
                 "expected `coding`, `readonly` or a list of tool names ({}), got {}",
                 TOOL_NAMES.join(", "),
