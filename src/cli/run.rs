@@ -25,7 +25,7 @@ use super::resume::{self, Given};
 use crate::runner::CancellationToken;
 use crate::runner::journal::{self, Journal};
 use crate::runner::manifest::{Counts, MANIFEST_FORMAT, Manifest};
-use crate::runner::resume::SuitePlan;
+use crate::runner::resume::{Continuation, SuitePlan};
 
 /// Arguments of `harness run`.
 #[derive(Debug, Args)]
@@ -111,7 +111,9 @@ pub struct RunArgs {
 
     /// Run again the runs of this report folder that ended in an infrastructure error (a
     /// provider, cassette or setup failure; never the model's own errors), and complete the
-    /// folder in place. The folder's options are used for every flag not given.
+    /// folder in place: runs that never finished (a killed or interrupted suite) run too, as
+    /// with `--resume`, but the cassettes of the runs being run may have changed. The folder's
+    /// options are used for every flag not given.
     #[arg(long, value_name = "REPORT_DIR", conflicts_with = "resume")]
     pub rerun_errors: Option<PathBuf>,
 
@@ -325,7 +327,7 @@ async fn run_async(
     }
     let latest = previous.latest();
     let todo = match &continuing {
-        Some(c) => part.remaining(&latest, c.how),
+        Some(_) => part.remaining(&latest),
         None => part.clone(),
     };
     if let Some(c) = &continuing {
@@ -341,14 +343,32 @@ async fn run_async(
         return super::preflight::report(&missing_keys);
     }
     if let Some(c) = &continuing {
+        let never_finished = todo.never_finished(&latest);
         if !args.quiet {
+            let why = match to_run.len() - never_finished {
+                _ if to_run.is_empty() => String::new(),
+                0 => format!(" ({never_finished} never finished)"),
+                errors if never_finished == 0 => {
+                    format!(" ({errors} ended in an infrastructure error)")
+                }
+                errors => format!(
+                    " ({errors} ended in an infrastructure error, {never_finished} never finished)"
+                ),
+            };
             stderr!(
-                "{}: {} of its {} run(s) finished; running {}",
+                "{}: {} of its {} run(s) finished; running {}{why}",
                 c.dir.display(),
                 part.items.len() - todo.items.len(),
                 part.items.len(),
                 to_run.len()
             );
+        }
+        if c.how == Continuation::RerunErrors && never_finished > 0 {
+            super::warn(&format!(
+                "{never_finished} run(s) of {} never finished (the harness was stopped before \
+                 them); `--rerun-errors` runs them too, as `--resume` would",
+                c.dir.display()
+            ));
         }
     }
 

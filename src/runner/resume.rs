@@ -1,8 +1,8 @@
 //! The plan of a report folder and how to finish it: every entry of the plan (each planned run,
 //! and each selected task that got no run because it has no cassette to replay), which of them
-//! this folder holds (its partition), which still have to run when a folder is resumed
-//! (`--resume`: missing or an infrastructure error; `--rerun-errors`: infrastructure errors
-//! only), and the records the folder ends with (the last attempt of each run).
+//! this folder holds (its partition), which still have to run when a folder is run again
+//! (missing or an infrastructure error, under `--resume` and `--rerun-errors` alike), and the
+//! records the folder ends with (the last attempt of each run).
 //!
 //! Pure bookkeeping over keys, journals and records; the CLI does the running and the writing.
 
@@ -110,40 +110,48 @@ impl SuitePlan {
             .collect()
     }
 
-    /// The items [`Continuation`] says still have to run, given the last journal entry of each
-    /// run; tasks without a run are always in (their record is cheap and always the same).
-    pub fn remaining(&self, latest: &HashMap<&str, &JournalEntry>, how: Continuation) -> SuitePlan {
+    /// The items that still have to run, given the last journal entry of each run: the runs
+    /// that never finished and the infrastructure errors; tasks without a run are always in
+    /// (their record is cheap and always the same).
+    pub fn remaining(&self, latest: &HashMap<&str, &JournalEntry>) -> SuitePlan {
         SuitePlan {
             items: self
                 .items
                 .iter()
                 .filter(|item| {
-                    item.run.is_none() || how.runs_again(latest.get(item.key.as_str()).copied())
+                    item.run.is_none() || runs_again(latest.get(item.key.as_str()).copied())
                 })
                 .cloned()
                 .collect(),
         }
     }
+
+    /// How many planned runs have no journal entry at all (never finished: not started,
+    /// stopped mid-run, or lost to a kill).
+    pub fn never_finished(&self, latest: &HashMap<&str, &JournalEntry>) -> usize {
+        self.items
+            .iter()
+            .filter(|i| i.run.is_some() && !latest.contains_key(i.key.as_str()))
+            .count()
+    }
 }
 
-/// What a folder run again (`--resume`, `--rerun-errors`) runs.
+/// How a folder is run again. Both run the same runs (see [`SuitePlan::remaining`]): a user
+/// who asks for the errored runs of a killed suite wants its never-finished runs too, and
+/// refusing would leave no way to finish a folder whose errored runs' cassettes were fixed
+/// (`--resume` refuses a changed cassette). They differ in what may have changed since.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Continuation {
-    /// `--resume`: runs that never finished, and infrastructure errors.
+    /// `--resume`: nothing of the suite may have changed.
     Resume,
-    /// `--rerun-errors`: infrastructure errors only.
+    /// `--rerun-errors`: the cassettes of the runs being run again may have changed.
     RerunErrors,
 }
 
-impl Continuation {
-    /// Whether a run whose last journal entry is `entry` runs again.
-    pub fn runs_again(self, entry: Option<&JournalEntry>) -> bool {
-        match (self, entry) {
-            (Continuation::Resume, None) => true,
-            (Continuation::RerunErrors, None) => false,
-            (_, Some(e)) => e.record.is_infrastructure_error(),
-        }
-    }
+/// Whether a run whose last journal entry is `entry` runs again: it never finished, or it
+/// ended in an infrastructure error.
+pub fn runs_again(entry: Option<&JournalEntry>) -> bool {
+    entry.is_none_or(|e| e.record.is_infrastructure_error())
 }
 
 /// The records a folder ends with: for each key of `part`, the last of `previous` (the journal
@@ -225,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn resume_runs_the_missing_and_the_infrastructure_errors() {
+    fn a_folder_run_again_runs_the_missing_and_the_infrastructure_errors() {
         let (a, b) = (task("a"), task("b"));
         let plan = SuitePlan::new(
             &[a.clone(), b.clone()],
@@ -239,14 +247,11 @@ mod tests {
         let latest: HashMap<&str, &JournalEntry> =
             journal.iter().map(|e| (e.run.as_str(), e)).collect();
         assert_eq!(
-            plan.remaining(&latest, Continuation::Resume).keys(),
+            plan.remaining(&latest).keys(),
             ["a--p--m--e2", "b--p--m--e1"],
             "a model error is a verdict; a rate limit and a missing run are not"
         );
-        assert_eq!(
-            plan.remaining(&latest, Continuation::RerunErrors).keys(),
-            ["a--p--m--e2"]
-        );
+        assert_eq!(plan.never_finished(&latest), 1);
         // The last attempt wins; a run skipped now keeps its earlier attempt.
         let mut retried = skipped_record("a", "p", "m", 2, "");
         retried.outcome = Outcome::Passed;
