@@ -475,7 +475,7 @@ fn read_yaml(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<Value> {
             return None;
         }
     };
-    match serde_yaml_ng::from_str::<Value>(&text) {
+    match crate::yaml::from_str::<Value>(&text) {
         Ok(Value::Null) => {
             problems.push(TaskProblem::new(path, None, "the file is empty"));
             None
