@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! markdown              fenced code blocks for the markdown the reports write
+//! yaml                  YAML not ours to trust, its nesting checked in linear time first
 //! sandbox               spawning the agent's commands under a sandbox tier, process-tree
 //!                       cleanup, output caps, the commands' environment, the harness's secrets
 //! stats                 statistics on counts (intervals, pass@k, McNemar, bootstrap)
@@ -52,3 +53,4 @@ pub mod tasks;
 pub mod testkit;
 pub mod tools;
 pub mod workspace;
+pub mod yaml;

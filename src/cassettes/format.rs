@@ -642,18 +642,18 @@ impl Cassette {
         }
         // Check the version first, so a newer file says so instead of failing on a new field.
         check_version(header_prefix(text), path)?;
-        let cassette: Cassette = serde_yaml_ng::from_str(text).map_err(|e| malformed(e, path))?;
+        let cassette: Cassette = crate::yaml::from_str(text).map_err(|e| malformed(e, path))?;
         check_recorded_at(&cassette.header.recorded_at, path)?;
         Ok(cassette)
     }
 }
 
-fn malformed(e: serde_yaml_ng::Error, path: &Path) -> CassetteError {
+fn malformed(e: crate::yaml::YamlError, path: &Path) -> CassetteError {
     CassetteError::Malformed {
         path: path.to_owned(),
         location: e
             .location()
-            .map(|l| format!("line {} column {}", l.line(), l.column()))
+            .map(|(line, column)| format!("line {line} column {column}"))
             .unwrap_or_else(|| "an unknown location".to_owned()),
         message: e.to_string(),
     }
@@ -690,7 +690,7 @@ fn is_interactions_line(line: &str) -> bool {
 /// Reads `format_version` from the header text and refuses versions this harness cannot read.
 fn check_version(header: &str, path: &Path) -> Result<u32, CassetteError> {
     let probe: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(header).map_err(|e| malformed(e, path))?;
+        crate::yaml::from_str(header).map_err(|e| malformed(e, path))?;
     let found = probe.get("format_version");
     match found.and_then(serde_yaml_ng::Value::as_u64) {
         Some(v) if READABLE_VERSIONS.iter().any(|r| u64::from(*r) == v) => Ok(v as u32),
@@ -742,7 +742,7 @@ pub fn read_header(path: &Path) -> Result<CassetteHeader, CassetteError> {
         });
     }
     check_version(&header, path)?;
-    let h: HeaderFile = serde_yaml_ng::from_str(&header).map_err(|e| malformed(e, path))?;
+    let h: HeaderFile = crate::yaml::from_str(&header).map_err(|e| malformed(e, path))?;
     check_recorded_at(&h.recorded_at, path)?;
     Ok(CassetteHeader {
         format_version: h.format_version,

@@ -132,6 +132,21 @@ impl Session {
                     .with_policy(policy),
             )
         };
+        // A replay answers from the file alone, so a stream recorded short is the file's fault,
+        // said before the run starts (a re-recording goes live there instead, which mends it).
+        let whole = |player: Player| -> Result<Player, OpenError> {
+            match crate::cassettes::check::broken_streams(player.cassette()).first() {
+                None => Ok(player),
+                Some(broken) => Err((
+                    crate::record::ErrorKind::Cassette,
+                    format!(
+                        "cassette `{}` is broken: {broken}\nhint: record it again with `{}`",
+                        run.cassette.display(),
+                        record_hint(run, options)
+                    ),
+                )),
+            }
+        };
         Ok(match plan {
             CassettePlan::Live => Session::Live(live()?),
             CassettePlan::Record => Session::Record(Recorder::new(
@@ -140,11 +155,11 @@ impl Session {
                 secrets,
             )),
             CassettePlan::Replay => Session::Replay {
-                player: replay(options.on_divergence)?,
+                player: whole(replay(options.on_divergence)?)?,
                 preview: false,
             },
             CassettePlan::Rerecord if options.ci => Session::Replay {
-                player: replay(OnDivergence::Stop)?,
+                player: whole(replay(OnDivergence::Stop)?)?,
                 preview: true,
             },
             CassettePlan::Rerecord => {

@@ -336,7 +336,8 @@ pub fn load_suite(dir: &Path) -> Result<Suite, SuiteErrors> {
 }
 
 /// Loads what can be loaded: the valid tasks, and every problem (a broken task is left out; a
-/// broken `defaults.yaml` is reported and ignored; duplicate ids keep the first folder's task).
+/// broken `defaults.yaml` is reported and ignored; of tasks sharing an id, the one in the folder
+/// named after it is kept, else the first folder's).
 pub fn load_suite_lenient(dir: &Path) -> (Vec<Task>, Vec<TaskProblem>) {
     let (_, tasks, problems) = load(dir);
     (tasks, problems)
@@ -373,29 +374,49 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
         .collect();
     folders.sort();
 
+    let loaded: Vec<(PathBuf, Task)> = folders
+        .into_iter()
+        .filter_map(|folder| {
+            let task = load_task(&folder, &defaults, &mut problems)?;
+            Some((folder, task))
+        })
+        .collect();
+    let owners = id_owners(&loaded);
     let mut tasks: Vec<Task> = Vec::new();
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for folder in folders {
-        let file = folder.join("task.yaml");
-        let Some(task) = load_task(&folder, &defaults, &mut problems) else {
-            continue;
-        };
-        if let Some(first) = seen.get(&task.id) {
+    for (folder, task) in loaded {
+        let owner = &owners[&task.id];
+        if *owner != folder {
             problems.push(TaskProblem::new(
-                &file,
+                &folder.join("task.yaml"),
                 Some("id".into()),
                 format!(
-                    "duplicate id '{}' (also used by {})",
+                    "duplicate id '{}': {} has it already; give this task an id of its own",
                     task.id,
-                    first.join("task.yaml").display()
+                    owner.join("task.yaml").display()
                 ),
             ));
             continue;
         }
-        seen.insert(task.id.clone(), folder.clone());
         tasks.push(task);
     }
     (defaults, tasks, problems)
+}
+
+/// For each id, the folder whose task keeps it when several tasks have it: the folder named
+/// after the id (a copied folder whose id was not changed is the duplicate, wherever it sorts),
+/// else the first folder.
+fn id_owners(loaded: &[(PathBuf, Task)]) -> BTreeMap<String, PathBuf> {
+    let named = |folder: &Path, id: &str| folder.file_name().is_some_and(|n| n == id);
+    let mut owners: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (folder, task) in loaded {
+        match owners.get(&task.id) {
+            Some(owner) if named(owner, &task.id) || !named(folder, &task.id) => {}
+            _ => {
+                owners.insert(task.id.clone(), folder.clone());
+            }
+        }
+    }
+    owners
 }
 
 fn load_defaults(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<SuiteDefaults> {
@@ -480,7 +501,7 @@ fn read_yaml(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<Value> {
             return None;
         }
     };
-    match serde_yaml_ng::from_str::<Value>(&text) {
+    match crate::yaml::from_str::<Value>(&text) {
         Ok(Value::Null) => {
             problems.push(TaskProblem::new(path, None, "the file is empty"));
             None

@@ -280,7 +280,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
         "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
-        "dup-2/task.yaml: id: duplicate id 'same' (also used by dup-1/task.yaml)",
+        "dup-2/task.yaml: id: duplicate id 'same': dup-1/task.yaml has it already; give this task an id of its own",
         "empty/task.yaml: missing task.yaml",
     ];
     for line in expected {
@@ -324,6 +324,32 @@ fn every_problem_of_every_file_is_reported_at_once() {
     let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, ["same", "good"]);
     assert_eq!(problems, err.problems);
+}
+
+#[test]
+fn a_copied_task_is_the_duplicate_wherever_it_sorts() {
+    // `py-median` copied to `aa-copy` and `zz-copy` without changing the id: the copies are the
+    // duplicates, and the error names each copy and the task it copies.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let yaml = "id: py-median\nprompt: p\nchecks: [{run: 'true'}]\n";
+    for folder in ["aa-copy", "py-median", "zz-copy"] {
+        task_dir(root, folder, yaml);
+    }
+    let (tasks, problems) = load_suite_lenient(root);
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].dir, root.join("py-median"));
+    let shown: Vec<String> = messages(&problems)
+        .into_iter()
+        .map(|m| m.replace(&format!("{}/", root.display()), ""))
+        .collect();
+    let dup = |copy: &str| {
+        format!(
+            "{copy}/task.yaml: id: duplicate id 'py-median': py-median/task.yaml has it already; \
+             give this task an id of its own"
+        )
+    };
+    assert_eq!(shown, [dup("aa-copy"), dup("zz-copy")]);
 }
 
 #[test]

@@ -122,6 +122,38 @@ async fn rate_limited_waits_for_retry_after() {
 }
 
 #[tokio::test]
+async fn a_retry_after_past_the_cap_is_not_waited_for_and_the_error_says_so() {
+    for api in APIS {
+        let (provider, server) = retrying(
+            "turns:\n  - fault: {status: 429, retry_after: 600}\n  - text: never served\n",
+            api,
+        )
+        .await;
+        let started = Instant::now();
+        let err = provider
+            .complete(&context(), &RequestOptions::default())
+            .await
+            .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{api:?}: not waited for"
+        );
+        assert!(
+            matches!(err, ProviderError::RateLimited { status: 429, .. }),
+            "{api:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().ends_with(
+                "; not retried: the server asked to wait 600 s (Retry-After), more than the 5 s \
+                 the harness waits at most"
+            ),
+            "{api:?}: {err}"
+        );
+        assert_eq!(server.requests().len(), 1, "{api:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_cut_stream_is_retried() {
     for api in APIS {
         let (provider, _server) = retrying(
