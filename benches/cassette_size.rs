@@ -16,8 +16,8 @@ use std::time::Instant;
 use harness::cassettes::format::Cassette;
 use harness::cassettes::{self, CassetteMode};
 use harness::providers::ApiKind;
+use harness::record::Outcome;
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::Outcome;
 use harness::tasks;
 use harness::testkit::{self, Script, ScriptedToolCall, Turn};
 

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::cassettes::CassetteMode;
+use harness::record::Outcome;
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::Outcome;
 use harness::tasks::{self, Task};
 use harness::testkit;
 use harness::tools::{ToolContext, ToolSet};

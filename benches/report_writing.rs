@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use harness::cassettes::CassetteMode;
+use harness::record::{Outcome, RunFile, RunRecord, run_dir};
 use harness::reports::{self, ReportOptions};
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{Outcome, RunFile, RunRecord, run_dir};
 use harness::tasks::{self, Task};
 
 fn main() {

@@ -1,9 +1,17 @@
 //! The `harness` binary: parse the command line, run the library, map the result to an exit code.
 
-/// jemalloc instead of the system allocator: a suite in flight allocates and frees request
+/// mimalloc instead of the system allocator: a suite in flight allocates and frees request
 /// bodies, streamed events and tool output across many threads, where glibc's malloc spent a
-/// fifth of the harness's CPU; jemalloc also holds the least memory of those measured
-/// (`benches/README.md`, `scale`).
+/// fifth of the harness's CPU. It builds in seconds from one C file; with 10,000 runs, 256 in
+/// flight, it peaked at 155 MiB and 0.82–0.90 ms of CPU per model turn (targets 200 MiB, 1 ms).
+#[cfg(not(feature = "jemalloc"))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// jemalloc (`--features jemalloc`, as the container image builds it): the least memory and CPU
+/// measured at that scale (110 MiB, 0.64–0.69 ms per turn), but minutes to build from source
+/// (`benches/README.md`, `scale` and `loop`).
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

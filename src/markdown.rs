@@ -1,7 +1,22 @@
-//! Markdown text the reports write (transcripts, `divergence.md`): fenced code blocks that hold
-//! any text.
+//! Text the reports write (transcripts, `divergence.md`, one-line reasons): fenced code blocks
+//! that hold any text, and the first line of a message cut to a readable length.
 //!
 //! Depends on nothing else in the crate.
+
+/// The first non-blank line of `text`, trimmed, cut at 200 characters (with `…`): what a
+/// one-line reason shows of a longer message.
+pub fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
+    if line.chars().count() > 200 {
+        format!("{}…", line.chars().take(200).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
 
 /// A fenced block of `text` (info string `lang`) whose fence is longer than any backtick run
 /// inside it, so no text can close it early; one trailing newline of `text` is the block's own.

@@ -24,6 +24,8 @@
 //! creates get the process umask and the current time. [`Workspace::diff`]
 //! compares the folder now with that snapshot and renders a git-style unified diff (`a/` and
 //! `b/` prefixes, `/dev/null` for added and deleted files, binary files noted, not diffed).
+//! Paths are compared as the bytes the file system holds, so two names that are not UTF-8 never
+//! pass for one; such a name is shown quoted as git quotes it (`"a/f\377"`).
 //!
 //! The diff is bounded, since it counts inside the run's wall-time limit: it stops at the
 //! deadline it is given (the files not reached are listed, [`WorkspaceDiff::timed_out`] is set);
@@ -43,7 +45,9 @@
 //! Depends on `tasks`, and on `sandbox::stale` for the owned folder.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -132,7 +136,7 @@ pub struct WorkspaceDiff {
 pub struct Workspace {
     dir: Option<tempfile::TempDir>,
     path: PathBuf,
-    snapshot: BTreeMap<String, Entry>,
+    snapshot: BTreeMap<OsString, Entry>,
     keep: bool,
 }
 
@@ -205,7 +209,7 @@ impl Workspace {
     /// the module docs).
     pub fn diff(&self, deadline: Instant) -> io::Result<WorkspaceDiff> {
         let mut now = BTreeMap::new();
-        walk(&self.path, "", &mut now, Some(&self.snapshot))?;
+        walk(&self.path, OsStr::new(""), &mut now, Some(&self.snapshot))?;
         Ok(diff_snapshots(&self.snapshot, &now, deadline))
     }
 }
@@ -314,10 +318,11 @@ fn ignored(name: &str) -> bool {
     IGNORED_DIRS.contains(&name)
 }
 
-/// Every file and symlink under `root`, by `/`-separated relative path, ignored folders skipped.
-fn snapshot(root: &Path) -> io::Result<BTreeMap<String, Entry>> {
+/// Every file and symlink under `root`, by `/`-separated relative path (the file system's bytes,
+/// which sort as git sorts paths), ignored folders skipped.
+fn snapshot(root: &Path) -> io::Result<BTreeMap<OsString, Entry>> {
     let mut out = BTreeMap::new();
-    walk(root, "", &mut out, None)?;
+    walk(root, OsStr::new(""), &mut out, None)?;
     Ok(out)
 }
 
@@ -325,18 +330,20 @@ fn snapshot(root: &Path) -> io::Result<BTreeMap<String, Entry>> {
 /// not read but compared with the fixture's file of the same path.
 fn walk(
     dir: &Path,
-    prefix: &str,
-    out: &mut BTreeMap<String, Entry>,
-    fixture: Option<&BTreeMap<String, Entry>>,
+    prefix: &OsStr,
+    out: &mut BTreeMap<OsString, Entry>,
+    fixture: Option<&BTreeMap<OsString, Entry>>,
 ) -> io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let rel = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
+        let file_name = entry.file_name();
+        let mut rel = prefix.to_owned();
+        if !prefix.is_empty() {
+            rel.push("/");
+        }
+        rel.push(&file_name);
+        // Only for the ignore rules, which are ASCII.
+        let name = file_name.to_string_lossy();
         let meta = std::fs::symlink_metadata(entry.path())?;
         let kind = meta.file_type();
         if kind.is_symlink() {
@@ -475,13 +482,34 @@ fn saturating_u32(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// `side` (`a/`, `b/`) and `path` as a diff names them: as they are when the path is UTF-8, else
+/// quoted as git quotes a name (every byte outside printable ASCII as an octal escape).
+fn diff_name(side: &str, path: &OsStr) -> String {
+    if let Some(path) = path.to_str() {
+        return format!("{side}{path}");
+    }
+    let mut out = String::from("\"");
+    for &b in side.as_bytes().iter().chain(path.as_bytes()) {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn diff_snapshots(
-    before: &BTreeMap<String, Entry>,
-    after: &BTreeMap<String, Entry>,
+    before: &BTreeMap<OsString, Entry>,
+    after: &BTreeMap<OsString, Entry>,
     deadline: Instant,
 ) -> WorkspaceDiff {
     let mut diff = WorkspaceDiff::default();
-    let mut paths: Vec<&String> = before.keys().chain(after.keys()).collect();
+    let mut paths: Vec<&OsString> = before.keys().chain(after.keys()).collect();
     paths.sort();
     paths.dedup();
     for path in paths {
@@ -493,8 +521,9 @@ fn diff_snapshots(
         diff.files_changed += 1;
         let old_mode = old.map(mode_of).unwrap_or_default();
         let new_mode = new.map(mode_of).unwrap_or_default();
+        let (a_path, b_path) = (diff_name("a/", path), diff_name("b/", path));
         let out = &mut diff.unified;
-        out.push_str(&format!("diff --git a/{path} b/{path}\n"));
+        out.push_str(&format!("diff --git {a_path} {b_path}\n"));
         match (old, new) {
             (None, Some(_)) => out.push_str(&format!("new file mode {new_mode:o}\n")),
             (Some(_), None) => out.push_str(&format!("deleted file mode {old_mode:o}\n")),
@@ -504,12 +533,12 @@ fn diff_snapshots(
             _ => {}
         }
         let old_name = if old.is_some() {
-            format!("a/{path}")
+            a_path
         } else {
             "/dev/null".to_owned()
         };
         let new_name = if new.is_some() {
-            format!("b/{path}")
+            b_path
         } else {
             "/dev/null".to_owned()
         };
@@ -694,6 +723,39 @@ new file mode 100644
         assert_eq!(diff.files_changed, 4);
         assert_eq!(diff.lines_added, 3);
         assert_eq!(diff.lines_removed, 2);
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_told_apart_and_quoted() {
+        // Both names read `f\u{FFFD}.txt` decoded lossily; the agent deletes one and writes the
+        // other with the same bytes.
+        let fixture = tempfile::tempdir().unwrap();
+        let old = OsStr::from_bytes(b"f\xff.txt");
+        let new = OsStr::from_bytes(b"f\xfe.txt");
+        std::fs::write(fixture.path().join(old), "same\n").unwrap();
+        write(&fixture.path().join("keep.txt"), "keep\n");
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        std::fs::remove_file(ws.path().join(old)).unwrap();
+        std::fs::write(ws.path().join(new), "same\n").unwrap();
+        let diff = ws.diff(far()).unwrap();
+        let expected = r#"diff --git "a/f\376.txt" "b/f\376.txt"
+new file mode 100644
+--- /dev/null
++++ "b/f\376.txt"
+@@ -0,0 +1 @@
++same
+diff --git "a/f\377.txt" "b/f\377.txt"
+deleted file mode 100644
+--- "a/f\377.txt"
++++ /dev/null
+@@ -1 +0,0 @@
+-same
+"#;
+        pretty_assertions::assert_eq!(diff.unified, expected);
+        assert_eq!(
+            (diff.files_changed, diff.lines_added, diff.lines_removed),
+            (2, 1, 1)
+        );
     }
 
     #[test]

@@ -23,8 +23,10 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Context, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
+use crate::markdown::first_line;
 use crate::providers::{Provider, ProviderError, RequestOptions};
-use crate::tools::{ToolContext, ToolResult, ToolSet};
+pub use crate::record::ToolCallRecord;
+use crate::tools::{ToolContext, ToolSet};
 
 /// Limits that end a run early. `None` means no limit (Pi has none).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,15 +82,20 @@ pub enum StopCause {
     Provider(ProviderError),
 }
 
-/// One executed tool call, for scoring and transcripts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCallRecord {
-    /// 1-based turn (model reply) that asked for it.
-    pub turn: u32,
-    pub call: ToolCall,
-    pub result: ToolResult,
-    #[serde(with = "duration_ms")]
-    pub duration: Duration,
+impl StopCause {
+    /// How the loop stopped, in words (`completed`, `limit: turns`, `model error: …`).
+    pub fn label(&self) -> String {
+        match self {
+            StopCause::Completed => "completed".to_owned(),
+            StopCause::Limit(kind) => format!("limit: {}", kind.name()),
+            StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
+            StopCause::Provider(err) => format!(
+                "provider error ({}): {}",
+                err.kind(),
+                first_line(&err.to_string())
+            ),
+        }
+    }
 }
 
 /// Everything the loop produced.
@@ -355,20 +362,5 @@ impl Agent {
                 records
             }
         }
-    }
-}
-
-/// Serialises a duration as whole milliseconds.
-pub mod duration_ms {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis() as u64)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_millis(u64::deserialize(d)?))
     }
 }

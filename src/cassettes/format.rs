@@ -70,6 +70,8 @@ use serde_json::{Map, Value};
 
 use super::CassetteError;
 use crate::providers::ApiKind;
+use crate::providers::sse::SseEvent;
+pub use crate::record::{RecordedCheck, RecordedEdits, RecordedOutcome};
 
 /// The format version this harness writes.
 pub const FORMAT_VERSION: u32 = 2;
@@ -121,36 +123,6 @@ pub struct CassetteHeader {
     /// cassettes recorded before outcomes were kept (the recorded outcome is unknown).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<RecordedOutcome>,
-}
-
-/// The outcome of the run a cassette was recorded from: its verdict, each check, the edit calls.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedOutcome {
-    /// The outcome's name (`passed`, `failed`, `limit_reached`, ...).
-    pub outcome: String,
-    #[serde(default)]
-    pub checks: Vec<RecordedCheck>,
-    #[serde(default)]
-    pub edits: RecordedEdits,
-}
-
-/// One check of the recording run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedCheck {
-    pub name: String,
-    pub passed: bool,
-}
-
-/// The edit calls of the recording run, by outcome.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RecordedEdits {
-    pub calls: u32,
-    pub exact: u32,
-    pub fuzzy: u32,
-    pub failed: u32,
 }
 
 impl CassetteHeader {
@@ -546,6 +518,52 @@ pub struct RecordedEvent {
     pub retry: Option<String>,
 }
 
+impl RecordedEvent {
+    /// An event as a cassette keeps it: its data parsed when it is JSON (a JSON string would read
+    /// back as text, so it stays text), any other data as text, no data as neither.
+    pub fn new(
+        event: Option<String>,
+        data: &str,
+        id: Option<String>,
+        retry: Option<String>,
+    ) -> Self {
+        let (data, text) = if data.is_empty() {
+            (None, None)
+        } else {
+            match serde_json::from_str::<Value>(data) {
+                Ok(v) if !v.is_string() => (Some(v), None),
+                _ => (None, Some(data.to_owned())),
+            }
+        };
+        RecordedEvent {
+            event,
+            data,
+            text,
+            id,
+            retry,
+        }
+    }
+}
+
+impl RecordedResponse {
+    /// A whole `text/event-stream` response of `events`, as a cassette keeps it: what a cassette
+    /// written from a rendered reply holds ([`crate::providers::wire::WireFormat::render_turn`]).
+    pub fn event_stream(events: &[SseEvent]) -> Self {
+        RecordedResponse {
+            status: 200,
+            headers: BTreeMap::from([("content-type".to_owned(), "text/event-stream".to_owned())]),
+            body: ResponseBody::Sse {
+                events: events
+                    .iter()
+                    .map(|e| RecordedEvent::new(e.event.clone(), &e.data, None, None))
+                    .collect(),
+                end: StreamEnd::Completed,
+                error: None,
+            },
+        }
+    }
+}
+
 /// How a recorded event stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -624,18 +642,18 @@ impl Cassette {
         }
         // Check the version first, so a newer file says so instead of failing on a new field.
         check_version(header_prefix(text), path)?;
-        let cassette: Cassette = serde_yaml_ng::from_str(text).map_err(|e| malformed(e, path))?;
+        let cassette: Cassette = crate::yaml::from_str(text).map_err(|e| malformed(e, path))?;
         check_recorded_at(&cassette.header.recorded_at, path)?;
         Ok(cassette)
     }
 }
 
-fn malformed(e: serde_yaml_ng::Error, path: &Path) -> CassetteError {
+fn malformed(e: crate::yaml::YamlError, path: &Path) -> CassetteError {
     CassetteError::Malformed {
         path: path.to_owned(),
         location: e
             .location()
-            .map(|l| format!("line {} column {}", l.line(), l.column()))
+            .map(|(line, column)| format!("line {line} column {column}"))
             .unwrap_or_else(|| "an unknown location".to_owned()),
         message: e.to_string(),
     }
@@ -672,7 +690,7 @@ fn is_interactions_line(line: &str) -> bool {
 /// Reads `format_version` from the header text and refuses versions this harness cannot read.
 fn check_version(header: &str, path: &Path) -> Result<u32, CassetteError> {
     let probe: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(header).map_err(|e| malformed(e, path))?;
+        crate::yaml::from_str(header).map_err(|e| malformed(e, path))?;
     let found = probe.get("format_version");
     match found.and_then(serde_yaml_ng::Value::as_u64) {
         Some(v) if READABLE_VERSIONS.iter().any(|r| u64::from(*r) == v) => Ok(v as u32),
@@ -724,7 +742,7 @@ pub fn read_header(path: &Path) -> Result<CassetteHeader, CassetteError> {
         });
     }
     check_version(&header, path)?;
-    let h: HeaderFile = serde_yaml_ng::from_str(&header).map_err(|e| malformed(e, path))?;
+    let h: HeaderFile = crate::yaml::from_str(&header).map_err(|e| malformed(e, path))?;
     check_recorded_at(&h.recorded_at, path)?;
     Ok(CassetteHeader {
         format_version: h.format_version,
@@ -1005,7 +1023,7 @@ mod tests {
         let path = dir.path().join("c.yaml");
         let mut c = conversation(3, 2);
         c.header.outcome = Some(RecordedOutcome {
-            outcome: "passed".into(),
+            outcome: crate::record::Outcome::Passed,
             checks: vec![RecordedCheck {
                 name: "unit tests".into(),
                 passed: true,

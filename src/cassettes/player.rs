@@ -394,7 +394,8 @@ mod tests {
     use super::*;
     use crate::cassettes::compare::NormalizeRule;
     use crate::cassettes::format::{
-        CassetteHeader, RecordedEvent, RecordedRequest, RecordedResponse,
+        CassetteHeader, REQUEST_HEADERS, RecordedEvent, RecordedRequest, RecordedResponse,
+        filter_headers,
     };
     use crate::providers::ApiKind;
     use futures::StreamExt;
@@ -560,5 +561,112 @@ mod tests {
                 .contains("--task fix-bug --cassette-mode record --model anthropic/claude-x"),
             "{err}"
         );
+    }
+
+    /// A reply rendered by each wire format, kept as a cassette would be written from it (a YAML
+    /// file, read back), replays byte for byte through the player and reads back to the reply.
+    #[tokio::test]
+    async fn a_rendered_reply_replays_through_the_player_in_every_format() {
+        use crate::conversation::{
+            AssistantBlock, AssistantMessage, Context, Message, StopReason, ToolCall, Usage,
+            UserContent,
+        };
+        use crate::providers::wire::RenderOptions;
+        use crate::providers::{ModelSpec, ProviderSettings, RequestOptions, sse};
+
+        for api in ApiKind::ALL {
+            let spec = ModelSpec {
+                provider: "p".into(),
+                api,
+                model: "m".into(),
+                base_url: format!("https://api.example.com{}", api.wire().base_path()),
+                api_key: Some("k".into()),
+                headers: Vec::new(),
+            };
+            let context = Context {
+                system_prompt: Some("Be brief.".into()),
+                messages: vec![Message::User {
+                    content: UserContent::Text("List the files.".into()),
+                }],
+                tools: Vec::new(),
+            };
+            let turn = AssistantMessage {
+                content: vec![
+                    AssistantBlock::Text {
+                        text: "Listing the files of the workspace now.".into(),
+                        signature: None,
+                    },
+                    AssistantBlock::ToolCall(ToolCall {
+                        id: String::new(),
+                        name: "ls".into(),
+                        arguments: json!({"path": "src", "limit": 50}),
+                        thought_signature: None,
+                    }),
+                ],
+                api: api.as_str().into(),
+                provider: "p".into(),
+                model: "m".into(),
+                usage: Usage {
+                    input: 90,
+                    output: 12,
+                    cache_read: 30,
+                    cache_write: 0,
+                    total_tokens: 132,
+                },
+                stop_reason: StopReason::ToolUse,
+                error_message: None,
+                response_id: None,
+            };
+            let events = api.wire().render_turn(&turn, &RenderOptions::new(1, 1));
+            let settings = ProviderSettings::default();
+            let request =
+                api.wire()
+                    .build_request(&spec, &context, &RequestOptions::default(), &settings);
+            let mut cassette = cassette();
+            cassette.header = CassetteHeader::new("t", "p", "m", api, "pi", "replace");
+            cassette.interactions = vec![Interaction {
+                request: RecordedRequest {
+                    method: request.method.clone(),
+                    path: request.path().to_owned(),
+                    headers: filter_headers(&request.headers, REQUEST_HEADERS),
+                    body: request.body.clone(),
+                },
+                response: RecordedResponse::event_stream(&events),
+            }];
+            let yaml = cassette.to_yaml().unwrap();
+            let cassette = Cassette::from_yaml(&yaml, Path::new("c.yaml")).unwrap();
+
+            let player =
+                Player::from_cassette(cassette.clone(), Path::new("c.yaml"), vec![], ws("/w"));
+            let (body, err) = collect(player.send(request).await.unwrap()).await;
+            assert_eq!(
+                (body.as_bytes(), err),
+                (&sse::encode(&events)[..], None),
+                "{api:?}"
+            );
+
+            let player = Player::from_cassette(cassette, Path::new("c.yaml"), vec![], ws("/w"));
+            let provider = api
+                .wire()
+                .provider(spec, Arc::new(player.clone()), &settings);
+            let reply = provider
+                .complete(&context, &RequestOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(player.divergence(), None, "{api:?}");
+            assert_eq!(reply.text(), turn.text(), "{api:?}");
+            let calls: Vec<_> = reply
+                .tool_calls()
+                .map(|c| (&c.name, &c.arguments))
+                .collect();
+            let given: Vec<_> = turn.tool_calls().map(|c| (&c.name, &c.arguments)).collect();
+            assert_eq!(calls, given, "{api:?}");
+            assert!(reply.tool_calls().all(|c| !c.id.is_empty()), "{api:?}");
+            assert_eq!(
+                (reply.usage, reply.stop_reason),
+                (turn.usage, turn.stop_reason),
+                "{api:?}"
+            );
+        }
     }
 }

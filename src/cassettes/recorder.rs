@@ -299,25 +299,14 @@ impl Tee {
     }
 
     fn to_event(&self, e: RawEvent) -> RecordedEvent {
-        let (data, text) = if e.data.is_empty() {
-            (None, None)
-        } else {
-            match serde_json::from_str::<Value>(&e.data) {
-                // A JSON string would read back as text; keep only structured data as `data`.
-                Ok(mut v) if !v.is_string() => {
-                    self.shared.scrub(&mut v);
-                    (Some(v), None)
-                }
-                _ => (None, Some(self.shared.scrub_str(&e.data))),
-            }
-        };
-        RecordedEvent {
-            event: e.event,
-            data,
-            text,
-            id: e.id,
-            retry: e.retry,
+        let mut event = RecordedEvent::new(e.event, &e.data, e.id, e.retry);
+        if let Some(v) = &mut event.data {
+            self.shared.scrub(v);
         }
+        if let Some(t) = &mut event.text {
+            *t = self.shared.scrub_str(t);
+        }
+        event
     }
 }
 

@@ -75,7 +75,7 @@ pub fn run(command: CassettesCommand) -> ExitCode {
 
 fn check(args: CheckArgs) -> ExitCode {
     if !args.cassettes.is_dir() {
-        return super::usage_error(
+        return super::printer::usage_error(
             &format!("no cassettes folder at {}", args.cassettes.display()),
             "pass the folder your cassettes are in, e.g. `harness cassettes check cassettes`",
         );
@@ -108,8 +108,7 @@ fn check(args: CheckArgs) -> ExitCode {
                     .filter(|k| {
                         k.unused_interactions > 0
                             && k.divergence_kind
-                                .as_deref()
-                                .is_none_or(|d| d == DivergenceKind::MissingRequests.as_str())
+                                .is_none_or(|d| d == DivergenceKind::MissingRequests)
                     })
                     .map(|k| Unused {
                         task: k.task_id,
@@ -120,7 +119,7 @@ fn check(args: CheckArgs) -> ExitCode {
                     }),
             ),
             Err(e) if args.report.is_some() => {
-                return super::usage_error(
+                return super::printer::usage_error(
                     &e.to_string(),
                     "pass a report folder written by `harness run`",
                 );
@@ -130,7 +129,7 @@ fn check(args: CheckArgs) -> ExitCode {
     }
     let findings = check_dir(&args.cassettes, &infos, &unused);
     for f in &findings {
-        super::print_data(&f.to_string());
+        super::printer::print_data(&f.to_string());
     }
     let files = crate::cassettes::cassette_files(&args.cassettes).len();
     stderr!(
@@ -222,7 +221,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
     let matcher = match Glob::new(pattern) {
         Ok(g) => g.compile_matcher(),
         Err(e) => {
-            return super::usage_error(
+            return super::printer::usage_error(
                 &format!("`{pattern}` is not a glob: {e}"),
                 "for example `--accept 'cassettes/py-*'`",
             );
@@ -245,7 +244,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
     }
     let Some(accept) = action else {
         for p in &pending {
-            super::print_data(&describe(p));
+            super::printer::print_data(&describe(p));
         }
         stderr!(
             "{} pending: `harness review --accept [GLOB]` keeps them, `--reject [GLOB]` drops them",
@@ -254,7 +253,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     };
     if selected.is_empty() {
-        return super::usage_error(
+        return super::printer::usage_error(
             &format!("no pending file matches `{pattern}`"),
             "run `harness review` to list them",
         );

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use crate::reports::compare::{self, Arm, ArmRun, Comparison, Side};
+use crate::record::{RunFile, RunRecord};
+use crate::reports::paired::{self, Arm, ArmRun, Comparison, Side};
 use crate::reports::{self, html};
-use crate::scoring::{RunFile, RunRecord};
 
 use super::exit;
 
@@ -52,7 +52,7 @@ pub struct CompareArgs {
 /// `harness compare`.
 pub fn compare(args: CompareArgs) -> ExitCode {
     if !(0.0..=1.0).contains(&args.alpha) {
-        return super::usage_error(
+        return super::printer::usage_error(
             &format!("--alpha {} is not a probability", args.alpha),
             "for example `--alpha 0.05`",
         );
@@ -71,11 +71,11 @@ pub fn compare(args: CompareArgs) -> ExitCode {
     let base_view = arm_runs(&base);
     let new_view = new.as_deref().map(arm_runs);
     let cmp = match &new_view {
-        Some(new_view) => compare::compare_sides(&base_view, new_view),
+        Some(new_view) => paired::compare_sides(&base_view, new_view),
         None => {
-            let cmp = compare::compare_within(&base_view);
+            let cmp = paired::compare_within(&base_view);
             if cmp.arms.is_empty() {
-                return super::usage_error(
+                return super::printer::usage_error(
                     &format!(
                         "{} holds a single arm; there is nothing to compare it with",
                         args.base.display()
@@ -87,7 +87,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
         }
     };
     if cmp.arms.is_empty() {
-        return super::usage_error(
+        return super::printer::usage_error(
             "no arm of the new folder pairs with an arm of the base folder",
             "compare folders run with the same providers and models, or with one arm each",
         );
@@ -108,13 +108,15 @@ pub fn compare(args: CompareArgs) -> ExitCode {
             base.len()
         ),
     };
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::IsTerminal::is_terminal(&std::io::stdout());
-    super::print_data(&reports::terminal::render_comparison(
-        &cmp, args.alpha, colour,
+    let printer = super::printer::Printer::from_env(false);
+    printer.data(&reports::terminal::render_comparison(
+        &cmp,
+        args.alpha,
+        printer.colour(),
     ));
-    if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title) {
-        return super::internal_error(&format!("could not write the comparison: {e}"));
+    let summary = printer.step_summary();
+    if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title, summary.as_deref()) {
+        return super::printer::internal_error(&format!("could not write the comparison: {e}"));
     }
     stderr!(
         "comparison written to {}",
@@ -152,12 +154,12 @@ pub fn status(cmp: &Comparison<'_>, fail_on: FailOn, alpha: f64) -> ExitCode {
 /// The run files of a report folder; a usage error naming it when there are none.
 fn load(dir: &Path) -> Result<Vec<RunFile>, ExitCode> {
     match reports::read_run_files(dir) {
-        Ok(files) if files.is_empty() => Err(super::usage_error(
+        Ok(files) if files.is_empty() => Err(super::printer::usage_error(
             &format!("{} holds no run (no runs/*/run.json)", dir.display()),
             "pass a report folder written by `harness run` (reports/<timestamp>)",
         )),
         Ok(files) => Ok(files),
-        Err(e) => Err(super::usage_error(
+        Err(e) => Err(super::printer::usage_error(
             &e.to_string(),
             "pass a report folder written by `harness run` (reports/<timestamp>)",
         )),
@@ -170,6 +172,7 @@ fn write(
     base: &Path,
     new: &Path,
     title: &str,
+    step_summary: Option<&Path>,
 ) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let to_base = relative(out, base);
@@ -184,9 +187,9 @@ fn write(
     };
     let md = format!(
         "# Harness comparison\n\nComparing {title}.\n\n{}",
-        compare::comparison_md(cmp, "##", true, &link)
+        paired::comparison_md(cmp, "##", true, &link)
     );
-    let csv = compare::comparison_csv(cmp).map_err(|e| e.to_string())?;
+    let csv = paired::comparison_csv(cmp).map_err(|e| e.to_string())?;
     let page = html::compare_html(
         cmp,
         &format!("Comparing {title}."),
@@ -201,8 +204,8 @@ fn write(
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    if let Some(summary) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
-        reports::append_file(Path::new(&summary), &md).map_err(|e| e.to_string())?;
+    if let Some(summary) = step_summary {
+        reports::append_file(summary, &md).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -80,7 +80,7 @@ pub fn scripted_models() -> Vec<(ApiKind, ModelSelector)> {
 
 /// Runs a developer command.
 pub fn run(command: DevCommand) -> ExitCode {
-    let runtime = match super::runtime() {
+    let runtime = match super::runtime::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -92,7 +92,7 @@ pub fn run(command: DevCommand) -> ExitCode {
 /// Without the `testkit` feature there is no scripted server to record against.
 #[cfg(not(feature = "testkit"))]
 async fn record_scripted(_: RecordScriptedArgs) -> ExitCode {
-    super::usage_error(
+    super::printer::usage_error(
         "this harness was built without the scripted model server (the `testkit` feature)",
         "run `cargo run --features testkit -- dev record-scripted tasks/`",
     )
@@ -105,8 +105,8 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
     use futures::StreamExt;
 
     use crate::cassettes::CassetteMode;
+    use crate::record::{Outcome, RunRecord};
     use crate::runner::{self, RunOptions, Silent};
-    use crate::scoring::{Outcome, RunRecord};
     use crate::tasks;
     use crate::testkit;
 
@@ -121,7 +121,7 @@ async fn record_scripted(args: RecordScriptedArgs) -> ExitCode {
     };
     let selected = match tasks::filter(suite.tasks, &args.task_globs, &[]) {
         Ok(selected) => selected,
-        Err(e) => return super::usage_error(&e.to_string(), "`--task` takes a glob"),
+        Err(e) => return super::printer::usage_error(&e.to_string(), "`--task` takes a glob"),
     };
     let report_dir = args.reports.join(
         chrono::Utc::now()

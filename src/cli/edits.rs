@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::{exit, internal_error, print_data, usage_error};
+use super::exit;
+use super::printer::{internal_error, print_data, usage_error};
 use crate::edits::compare::{cases, compare, render_markdown, summarize, write_csv};
 use crate::edits::corpus::read_corpus;
 use crate::edits::perturb::{
@@ -24,7 +25,7 @@ pub enum EditsCommand {
     /// Derive realistic model mistakes, with right answers, from a corpus or a folder of sources.
     Perturb(PerturbArgs),
     /// Re-apply every call of a corpus under each strategy and compare them.
-    Compare(CompareArgs),
+    Compare(EditsCompareArgs),
     /// Build the edit corpus of a suite by replaying its cassettes (no network, no keys): the
     /// same `edits.jsonl` every `harness run` writes in its report folder.
     Extract(ExtractArgs),
@@ -68,7 +69,7 @@ pub struct PerturbArgs {
 
 /// Arguments of `harness edits compare`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub struct EditsCompareArgs {
     /// The edit corpus: a folder with edits.jsonl, or the file.
     pub corpus: PathBuf,
     /// A strategy to compare (repeat it); see `harness edits strategies`.
@@ -91,7 +92,7 @@ pub fn run(command: EditsCommand) -> ExitCode {
         }
         EditsCommand::Perturb(args) => perturb(&args),
         EditsCommand::Compare(args) => compare_command(&args),
-        EditsCommand::Extract(args) => match super::runtime() {
+        EditsCommand::Extract(args) => match super::runtime::runtime() {
             Ok(runtime) => runtime.block_on(extract(&args)),
             Err(code) => code,
         },
@@ -132,8 +133,7 @@ async fn extract(args: &ExtractArgs) -> ExitCode {
     };
     let records = crate::runner::execute(planned, &options, Arc::new(crate::runner::Silent)).await;
     for r in records.iter().filter(|r| {
-        r.outcome == crate::scoring::Outcome::Diverged
-            || r.outcome == crate::scoring::Outcome::Error
+        r.outcome == crate::record::Outcome::Diverged || r.outcome == crate::record::Outcome::Error
     }) {
         stderr!(
             "warning: {} {}/{} did not replay to its end ({}); its corpus holds the calls made before",
@@ -250,7 +250,7 @@ fn perturb(args: &PerturbArgs) -> ExitCode {
     }
 }
 
-fn compare_command(args: &CompareArgs) -> ExitCode {
+fn compare_command(args: &EditsCompareArgs) -> ExitCode {
     let strategies = match parse_strategies(&args.strategies) {
         Ok(s) => s,
         Err(code) => return code,

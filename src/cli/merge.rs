@@ -3,15 +3,16 @@
 //! and the exit status `harness run` would give for the merged runs (a run no shard finished
 //! did not pass).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::reports;
+use crate::runner::merge::MergeError;
+use crate::runner::suite::FinishOptions;
 
 use super::exit;
+use super::printer::Printer;
 
 /// How many names a list of runs shows before it says how many more there are.
 const LISTED: usize = 20;
@@ -40,82 +41,68 @@ pub struct MergeArgs {
 
 /// `harness merge`.
 pub fn merge(args: MergeArgs) -> ExitCode {
-    let options = reports::ReportOptions {
-        step_summary: std::env::var_os("GITHUB_STEP_SUMMARY")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from),
-        ..reports::ReportOptions::default()
+    let printer = Printer::from_env(args.quiet);
+    let options = FinishOptions {
+        step_summary: printer.step_summary(),
+        snapshot: args.snapshot.clone(),
+        ci: crate::cassettes::ci_set(std::env::var("CI").ok().as_deref()),
     };
     let merged = match crate::runner::merge::merge(&args.shards, &args.into, &options) {
         Ok(merged) => merged,
+        Err(e @ MergeError::Copy { .. }) => {
+            printer.error(&e.to_string());
+            return ExitCode::from(exit::INTERNAL);
+        }
         Err(e) => {
-            let hint = e.hint();
-            return match e {
-                crate::runner::merge::MergeError::Copy { .. }
-                | crate::runner::merge::MergeError::Report(_)
-                | crate::runner::merge::MergeError::Corpus { .. } => {
-                    super::internal_error(&e.to_string())
-                }
-                _ => super::usage_error(&e.to_string(), hint),
-            };
+            return printer.problems(&[crate::runner::problem::Problem::new(
+                e.to_string(),
+                e.hint(),
+            )]);
         }
     };
-    for w in &merged.warnings {
-        super::warn(w);
-    }
     for (key, dirs) in &merged.duplicated {
         let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        super::warn(&format!(
+        printer.warn(&format!(
             "run `{key}` was finished by more than one shard ({}); the last to finish is kept",
             dirs.join(", ")
         ));
     }
-    let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::io::stdout().is_terminal();
-    super::print_data(&reports::render_terminal_summary(&merged.records, colour));
+    let outcome = &merged.outcome;
+    let missing = !merged.missing_shards.is_empty() || !merged.missing.is_empty();
+    // The runs, the summary and the snapshot as `harness run` prints them; what is missing
+    // after, where it is read last.
+    let mut missing_lines = Vec::new();
     if !merged.missing_shards.is_empty() {
-        stderr!(
+        missing_lines.push(format!(
             "error: shard(s) {} not merged",
             merged.missing_shards.join(", ")
-        );
+        ));
     }
     if !merged.missing.is_empty() {
-        stderr!(
+        missing_lines.push(format!(
             "error: {} of {} runs missing: {}",
             merged.missing.len(),
-            merged.manifest.plan.len(),
+            outcome.manifest.plan.len(),
             listed(&merged.missing)
-        );
-        stderr!(
+        ));
+        missing_lines.push(format!(
             "hint: merge again as more shards arrive, or `harness run --resume {}` runs the missing ones here",
             args.into.display()
-        );
+        ));
     }
-    if !args.quiet {
-        stderr!(
+    let code = super::outcome::print_outcome(&printer, outcome, &missing_lines, |_| {
+        format!(
             "{} runs from {} shard(s) merged into {} (open {})",
-            merged.records.len(),
+            outcome.records.len(),
             args.shards.len(),
             args.into.display(),
-            args.into.join(reports::html::REPORT_HTML).display()
-        );
-    }
-    let ci = crate::cassettes::ci_set(std::env::var("CI").ok().as_deref());
-    let snapshot = match &args.snapshot {
-        None => None,
-        Some(file) => match reports::snapshot::check_snapshot(file, &merged.records, ci) {
-            Ok(verdict) => {
-                super::run::report_snapshot(file, &verdict);
-                Some(verdict)
-            }
-            Err(e) => return super::internal_error(&e.to_string()),
-        },
-    };
-    let status = super::run::run_status(&merged.records, snapshot.as_ref());
-    if snapshot.is_none() && !merged.missing.is_empty() && status == exit::SUCCESS {
+            args.into.join(crate::reports::html::REPORT_HTML).display()
+        )
+    });
+    if missing && outcome.snapshot.is_none() && code == ExitCode::from(exit::SUCCESS) {
         return ExitCode::from(exit::TASK_FAILED);
     }
-    ExitCode::from(status)
+    code
 }
 
 /// `a, b, c` or `a, b, … (and 12 more)`.

@@ -8,7 +8,7 @@
 /// (`harness run 2>&1 | head`) loses the line quietly instead of panicking.
 macro_rules! stderr {
     ($($arg:tt)*) => {
-        $crate::cli::stderr_line(&format!($($arg)*))
+        $crate::cli::printer::line(&format!($($arg)*))
     };
 }
 
@@ -16,52 +16,21 @@ pub mod cassettes;
 pub mod compare;
 pub mod dev;
 pub mod edits;
-pub mod events;
+pub mod exit;
 pub mod merge;
+pub mod outcome;
 pub mod preflight;
+pub mod printer;
 pub mod progress;
-pub mod resume;
 pub mod run;
+pub mod run_args;
+pub mod runtime;
+pub mod signals;
 pub mod tool;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// The exit codes of the `harness` binary.
-pub mod exit {
-    /// Everything ran; for `harness tool`, also when the tool reported an error result.
-    pub const SUCCESS: u8 = 0;
-    /// An internal error (a bug, or an I/O failure of the harness itself).
-    pub const INTERNAL: u8 = 1;
-    /// A usage or input error: unknown flag, invalid JSON, missing directory, unknown tool.
-    pub const USAGE: u8 = 2;
-    /// A cassette had no recorded response for a request (replay mode).
-    pub const CASSETTE_MISS: u8 = 3;
-    /// At least one run did not pass (failed, errored, reached a limit, or diverged from its
-    /// cassette under `--on-divergence stop`, where its outcome is unknown).
-    pub const TASK_FAILED: u8 = 100;
-    /// Drift only: some replays differed from their cassettes (`--on-divergence continue`), but
-    /// every outcome held and every run passed.
-    pub const DRIFT: u8 = 101;
-    /// Some replayed run's outcome is not the one its cassette recorded (it checks, fails or
-    /// passes otherwise): the tool change altered a result.
-    pub const OUTCOME_CHANGED: u8 = 102;
-    /// `--snapshot FILE`: the run's outcome table differs from the committed snapshot (or there
-    /// is none yet).
-    pub const SNAPSHOT_CHANGED: u8 = 103;
-    /// `harness compare --fail-on flip` (or `any-flip`): a run flipped (with `flip`, passed on
-    /// the base side and not on the new one; with `any-flip`, either way).
-    pub const COMPARE_FLIPPED: u8 = 110;
-    /// `harness compare`: the pass rate dropped significantly (more runs passed → not than not →
-    /// passed, exact McNemar p below `--alpha`), in some pair of arms or all pooled; with every
-    /// `--fail-on` but `never`.
-    pub const COMPARE_REGRESSED: u8 = 111;
-    /// `harness run` was interrupted (Ctrl-C or SIGTERM): the running runs were stopped and the
-    /// partial report written; `harness run --resume DIR` completes it. 128 + SIGINT, as shells
-    /// report it.
-    pub const INTERRUPTED: u8 = 130;
-}
 
 /// Evaluate coding agents: run recorded tasks against live providers or cassettes, score, report.
 #[derive(Debug, Parser)]
@@ -79,9 +48,9 @@ pub enum Command {
     /// Print the tool definitions the model receives, as JSON.
     Tools(tool::ToolsArgs),
     /// Run the tasks of a suite against models or cassettes, score them, write reports.
-    Run(Box<run::RunArgs>),
+    Run(Box<run_args::RunArgs>),
     /// Check every task of a suite without running anything.
-    Validate(run::ValidateArgs),
+    Validate(run_args::ValidateArgs),
     /// Check cassettes for stale or broken files, or upgrade old ones.
     #[command(subcommand)]
     Cassettes(cassettes::CassettesCommand),
@@ -116,7 +85,7 @@ pub fn main() -> ExitCode {
         Err(err) => return clap_error(err.format(&mut Cli::command())),
     };
     // `--resume` takes the report's options for the flags not given: which were given.
-    let given = resume::Given::of(matches.subcommand_matches("run"));
+    let given = run_args::Given::of(matches.subcommand_matches("run"));
     // First, while single-threaded: move every key and every variable the harness does not
     // read itself out of the environment (this re-executes the binary), so
     // `/proc/<harness>/environ` never shows a key. Only `run` reads the keys back.
@@ -127,7 +96,7 @@ pub fn main() -> ExitCode {
     let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given), unseal) {
         Ok(vault) => std::sync::Arc::new(vault),
         Err(e) => {
-            return internal_error(&format!(
+            return printer::internal_error(&format!(
                 "{e}; refusing to run with API keys readable in the harness's environment"
             ));
         }
@@ -135,14 +104,14 @@ pub fn main() -> ExitCode {
     // Then nothing of the same user may read this process's memory, environment or descriptors
     // (`/proc/<pid>/mem`, ptrace): only the final image can be made so (an exec undoes it).
     if let Err(e) = crate::sandbox::secrets::make_undumpable() {
-        warn(&format!(
+        printer::warn(&format!(
             "could not make the harness non-dumpable ({e}); a command running as the same user could read its memory"
         ));
     }
     // Orphans of the agent's commands come back to the harness, which kills them (see
     // `sandbox::process`); without it they would go on under init.
     if let Err(e) = crate::sandbox::process::become_subreaper() {
-        warn(&format!(
+        printer::warn(&format!(
             "could not become a child subreaper ({e}); a command that drops its environment may outlive its run"
         ));
     }
@@ -162,7 +131,7 @@ pub fn main() -> ExitCode {
 
 /// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,
 /// those `harness.yaml` names (a file that does not load is reported later, by `run` itself).
-fn key_names(command: &Command, given: &resume::Given) -> Vec<String> {
+fn key_names(command: &Command, given: &run_args::Given) -> Vec<String> {
     use crate::providers::catalog::Catalog;
     use crate::providers::config::HarnessConfig;
     let mut names: Vec<String> = Catalog::default()
@@ -171,8 +140,8 @@ fn key_names(command: &Command, given: &resume::Given) -> Vec<String> {
         .flat_map(|p| p.key_env.iter().cloned())
         .collect();
     if let Command::Run(args) = command {
-        let tasks = resume::tasks_dir(args, given);
-        if let Ok((config, _)) = HarnessConfig::load_first(&run::config_candidates(&tasks)) {
+        let tasks = run_args::tasks_dir(args, given);
+        if let Ok((config, _)) = HarnessConfig::load_first(&run_args::config_candidates(&tasks)) {
             names.extend(config.providers.values().filter_map(|p| p.key_env.clone()));
         }
     }
@@ -198,53 +167,6 @@ fn clap_error(err: clap::Error) -> ExitCode {
             ExitCode::from(exit::USAGE)
         }
     }
-}
-
-/// The tokio runtime of a subcommand, or the exit code of the error that stopped it starting.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Runtime::new()
-        .map_err(|e| internal_error(&format!("could not start the async runtime: {e}")))
-}
-
-/// Writes one line of data to stdout and flushes it; unlike `println!`, a closed pipe
-/// (`harness ... | head`) is an error to handle, not a panic.
-pub(crate) fn print_line(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")?;
-    out.flush()
-}
-
-/// Writes data to stdout, ending quietly if the reader has gone (`| head`).
-pub(crate) fn print_data(text: &str) {
-    let _ = print_line(text);
-}
-
-/// Writes `text` and a line break to stderr (use the `stderr!` macro). Unlike `eprintln!`, a
-/// closed stderr is not a panic: the line is lost, the harness goes on.
-pub(crate) fn stderr_line(text: &str) {
-    use std::io::Write;
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}").and_then(|()| err.flush());
-}
-
-/// Prints `warning: {message}` to stderr; a closed stderr is no reason to stop (or panic).
-pub(crate) fn warn(message: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
-}
-
-/// Prints `error: {message}` and `hint: {hint}` to stderr and returns [`exit::USAGE`].
-pub(crate) fn usage_error(message: &str, hint: &str) -> ExitCode {
-    stderr!("error: {message}");
-    stderr!("hint: {hint}");
-    ExitCode::from(exit::USAGE)
-}
-
-/// Prints `error: {message}` to stderr and returns [`exit::INTERNAL`].
-pub(crate) fn internal_error(message: &str) -> ExitCode {
-    stderr!("error: {message}");
-    ExitCode::from(exit::INTERNAL)
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::record::{Outcome, RunRecord};
 use crate::runner::{Reporter, RunnerEvent};
-use crate::scoring::{Outcome, RunRecord};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum Mode {
 
 /// Running counts of the finished runs.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Tally {
+pub struct ProgressCounts {
     pub total: usize,
     pub done: usize,
     pub passed: usize,
@@ -44,7 +44,7 @@ pub struct Tally {
     pub spent: Option<f64>,
 }
 
-impl Tally {
+impl ProgressCounts {
     fn add(&mut self, r: &RunRecord) {
         self.done += 1;
         match r.outcome {
@@ -86,7 +86,7 @@ pub struct Progress {
 }
 
 struct State {
-    tally: Tally,
+    tally: ProgressCounts,
     bar: Option<ProgressBar>,
     out: Box<dyn Write + Send>,
     /// Notes already said.
@@ -99,18 +99,9 @@ const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
 
 impl Progress {
-    /// Progress on stderr: a bar on a terminal, lines elsewhere, errors only when `quiet`;
-    /// colour on a terminal unless `NO_COLOR` is set (`no_color`: its value).
-    pub fn for_stderr(quiet: bool, no_color: Option<&std::ffi::OsStr>) -> Progress {
-        use std::io::IsTerminal;
-        let terminal = std::io::stderr().is_terminal();
-        let mode = match (quiet, terminal) {
-            (true, _) => Mode::Quiet,
-            (false, true) => Mode::Bar,
-            (false, false) => Mode::Lines,
-        };
-        let colour = terminal && no_color.is_none_or(|v| v.is_empty());
-        Progress::new(mode, colour, Box::new(std::io::stderr()))
+    /// How the progress is shown.
+    pub fn mode(&self) -> Mode {
+        self.mode
     }
 
     /// Progress in `mode`, lines to `out` (the bar draws on stderr, hidden unless a terminal).
@@ -119,7 +110,7 @@ impl Progress {
             mode,
             colour,
             state: Mutex::new(State {
-                tally: Tally::default(),
+                tally: ProgressCounts::default(),
                 bar: None,
                 out,
                 notices: Default::default(),
@@ -128,7 +119,7 @@ impl Progress {
     }
 
     /// The counts so far.
-    pub fn tally(&self) -> Tally {
+    pub fn tally(&self) -> ProgressCounts {
         self.state.lock().expect("progress state").tally.clone()
     }
 
@@ -155,7 +146,7 @@ impl Progress {
     }
 
     /// `[3/36] task provider/model: outcome (5 turns, 3/3 checks)`, the outcome coloured.
-    fn line(&self, tally: &Tally, r: &RunRecord) -> String {
+    fn line(&self, tally: &ProgressCounts, r: &RunRecord) -> String {
         let outcome = r.outcome.name();
         let outcome = if self.colour {
             let c = match r.outcome {
@@ -283,7 +274,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::scoring::skipped_record;
 
     /// A writer the test can read back.
     #[derive(Clone, Default)]
@@ -306,11 +296,11 @@ mod tests {
     }
 
     fn record(task: &str, outcome: Outcome, cost: Option<f64>) -> Box<RunRecord> {
-        let mut r = skipped_record(task, "p", "m", 1, "why it ended so");
+        let mut r = crate::record::RunRecord::skipped(task, "p", "m", 1, "why it ended so");
         r.outcome = outcome;
         r.cost = cost;
         if outcome == Outcome::Error {
-            r.error_kind = Some("rate_limited".into());
+            r.error_kind = Some(crate::record::ErrorKind::from_name("rate_limited"));
             r.detail = Some("429 Too Many Requests\nretry later".into());
         }
         Box::new(r)

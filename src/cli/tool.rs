@@ -11,7 +11,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{exit, internal_error, usage_error};
+use super::exit;
+use super::printer::{internal_error, usage_error};
 use crate::tools::edit::{EditStrategy, strategy_by_name, strategy_names};
 use crate::tools::registry::all_tool_names;
 use crate::tools::{ToolContext, ToolResult, ToolSet, ToolSetSpec};
@@ -81,10 +82,10 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     };
     let sandbox = crate::sandbox::Sandbox::detect(Some(args.sandbox));
     if let Some(notice) = sandbox.notice() {
-        super::warn(notice);
+        super::printer::warn(notice);
     }
     let tools = ToolSet::new(&ToolSetSpec::all()).expect("every built-in tool exists");
-    let runtime = match super::runtime() {
+    let runtime = match super::runtime::runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -128,7 +129,7 @@ pub fn run_tool(args: ToolArgs) -> ExitCode {
     let ctx = settings.context(&default_cwd);
     let result = runtime.block_on(tools.call(name, call_args, &ctx));
     settings.sandbox.kill_all();
-    match super::print_line(&settings.render(result)) {
+    match super::printer::print_line(&settings.render(result)) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the result: {e}")),
     }
@@ -150,7 +151,7 @@ pub fn list_tools(args: ToolsArgs) -> ExitCode {
         Err(e) => return usage_error(&e.to_string(), "run `harness tools --set all`"),
     };
     let defs = serde_json::to_string_pretty(&tools.definitions()).expect("definitions serialise");
-    match super::print_line(&defs) {
+    match super::printer::print_line(&defs) {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) => internal_error(&format!("failed to write the definitions: {e}")),
     }
@@ -218,13 +219,46 @@ fn batch_error(line: usize, message: &str) -> String {
     serde_json::to_string(&result).expect("results serialise")
 }
 
+/// A batch line as text (its line break gone), or why it is not UTF-8.
+fn batch_line(mut bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        format!(
+            "not UTF-8 (byte 0x{:02x} at offset {at}); a batch line is one JSON object in UTF-8",
+            e.as_bytes()[at]
+        )
+    })
+}
+
 async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> ExitCode {
-    let stdin = std::io::stdin();
-    for (index, line) in stdin.lock().lines().enumerate() {
-        let number = index + 1;
-        let line = match line {
+    let mut stdin = std::io::stdin().lock();
+    let mut number = 0;
+    loop {
+        let mut bytes = Vec::new();
+        match stdin.read_until(b'\n', &mut bytes) {
+            Ok(0) => break,
+            Ok(_) => number += 1,
+            Err(e) => {
+                return internal_error(&format!("failed to read stdin line {}: {e}", number + 1));
+            }
+        }
+        // A line that is not text is answered like any bad line, and the batch goes on.
+        let line = match batch_line(bytes) {
             Ok(line) => line,
-            Err(e) => return internal_error(&format!("failed to read stdin line {number}: {e}")),
+            Err(why) => {
+                if let Err(e) = super::printer::print_line(&batch_error(number, &why)) {
+                    return internal_error(&format!(
+                        "failed to write the result of line {number}: {e}"
+                    ));
+                }
+                continue;
+            }
         };
         if line.trim().is_empty() {
             continue;
@@ -248,7 +282,7 @@ async fn run_batch(tools: &ToolSet, default_cwd: &Path, settings: &Settings) -> 
                     }
                 }
             };
-        if let Err(e) = super::print_line(&output) {
+        if let Err(e) = super::printer::print_line(&output) {
             return internal_error(&format!("failed to write the result of line {number}: {e}"));
         }
     }
@@ -314,6 +348,19 @@ fn lone_surrogates_to_replacement(json: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_line_loses_its_line_break_and_must_be_utf8() {
+        assert_eq!(batch_line(b"{}\r\n".to_vec()), Ok("{}".to_owned()));
+        assert_eq!(batch_line(b"{}".to_vec()), Ok("{}".to_owned()));
+        assert_eq!(
+            batch_line(b"{\"tool\": \"r\xffad\"}\n".to_vec()),
+            Err(
+                "not UTF-8 (byte 0xff at offset 11); a batch line is one JSON object in UTF-8"
+                    .to_owned()
+            )
+        );
+    }
 
     #[test]
     fn lone_surrogates_become_replacement_characters() {

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::corpus::{Corpus, EditRecord, Gold};
 use super::gold::{GoldAnswer, derive_gold};
-use crate::scoring::stats::mcnemar_exact;
+use crate::stats::mcnemar_exact;
 use crate::tools::edit::{
     EditStrategy, EditTool, PreparedText, prepare_edit_arguments, replacements_of,
 };

@@ -10,7 +10,7 @@
 //!   paired statistics.
 //!
 //! Sits after `tools` and `scoring` (it re-applies edits with the tool's own strategies and uses
-//! the exact McNemar test of `scoring::stats`); it must not depend on the runner, the reports or
+//! the exact McNemar test of `stats`); it must not depend on the runner, the reports or
 //! the CLI.
 
 pub mod compare;

@@ -118,7 +118,7 @@ pub enum ConfigError {
 impl HarnessConfig {
     /// Parses a config from YAML text; `path` only names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        serde_yaml_ng::from_str(text).map_err(|e| ConfigError::Parse {
+        crate::yaml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
         })

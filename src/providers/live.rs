@@ -1,5 +1,5 @@
 //! The live transport: sends provider requests over HTTP(S) with reqwest (rustls) and streams the
-//! response body as a [`BodyStream`].
+//! response body as a [`super::transport::BodyStream`].
 //!
 //! It knows nothing of any provider's format and never logs requests (they carry the key).
 

@@ -1,11 +1,14 @@
 //! Model providers: translate the [`crate::conversation`] model to and from each API's real wire
 //! format, stream the reply over SSE, and turn HTTP failures into typed [`ProviderError`]s.
 //!
-//! Every provider builds an [`transport::HttpRequest`] and hands it to a [`transport::Transport`];
-//! the live transport (reqwest), the cassette recorder and the cassette player all sit under that
-//! one seam, so a replay runs the same request-building and SSE-parsing code as a live call.
-//! Providers may depend on `conversation` only; never on tools, the agent loop, the runner or
-//! the reports.
+//! Each API is one folder (`anthropic/`, `openai_chat/`, `openai_responses/`, `gemini/`) holding
+//! its four directions: the request, the streamed response, a recorded request read back, a
+//! reply rendered as the API's stream; each implements [`wire::Format`], and
+//! [`ApiKind::wire`] is the one list of them. Every provider builds an
+//! [`transport::HttpRequest`] and hands it to a [`transport::Transport`]; the live transport
+//! (reqwest), the cassette recorder and the cassette player all sit under that one seam, so a
+//! replay runs the same request-building and SSE-parsing code as a live call. Providers may
+//! depend on `conversation` only; never on tools, the agent loop, the runner or the reports.
 
 pub mod anthropic;
 pub mod catalog;
@@ -21,6 +24,7 @@ pub mod sse;
 pub mod stream;
 pub mod transform;
 pub mod transport;
+pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +33,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{AssistantMessage, Context};
+use crate::record::ErrorKind;
 use transport::Transport;
 
 /// Per-request settings that are not part of the conversation.
@@ -122,6 +127,25 @@ pub enum ApiKind {
 }
 
 impl ApiKind {
+    /// Every API, in the order they are listed to users.
+    pub const ALL: [ApiKind; 4] = [
+        ApiKind::AnthropicMessages,
+        ApiKind::OpenaiCompletions,
+        ApiKind::OpenaiResponses,
+        ApiKind::GoogleGenerativeAi,
+    ];
+
+    /// The API's wire format, in all its directions: the one place an API is tied to its module.
+    pub fn wire(self) -> &'static dyn wire::WireFormat {
+        use wire::FormatOf;
+        match self {
+            ApiKind::AnthropicMessages => &FormatOf::<anthropic::AnthropicWire>::NEW,
+            ApiKind::OpenaiCompletions => &FormatOf::<openai_chat::ChatWire>::NEW,
+            ApiKind::OpenaiResponses => &FormatOf::<openai_responses::ResponsesWire>::NEW,
+            ApiKind::GoogleGenerativeAi => &FormatOf::<gemini::GeminiWire>::NEW,
+        }
+    }
+
     /// Pi's name of the API (`anthropic-messages`, `openai-completions`, `openai-responses`,
     /// `google-generative-ai`).
     pub fn as_str(&self) -> &'static str {
@@ -198,20 +222,20 @@ impl ProviderError {
         )
     }
 
-    /// A stable short name for reports.
-    pub fn kind(&self) -> &'static str {
+    /// What kind of failure this is, as the reports name it.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ProviderError::Authentication { .. } => "authentication",
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Overloaded { .. } => "overloaded",
-            ProviderError::Server { .. } => "server_error",
-            ProviderError::ContextTooLong { .. } => "context_too_long",
-            ProviderError::InvalidRequest { .. } => "invalid_request",
-            ProviderError::Connection { .. } => "connection_failed",
-            ProviderError::StreamCut { .. } => "stream_cut",
-            ProviderError::StreamStalled { .. } => "stream_stalled",
-            ProviderError::Protocol { .. } => "protocol",
-            ProviderError::Cassette(_) => "cassette",
+            ProviderError::Authentication { .. } => ErrorKind::Authentication,
+            ProviderError::RateLimited { .. } => ErrorKind::RateLimited,
+            ProviderError::Overloaded { .. } => ErrorKind::Overloaded,
+            ProviderError::Server { .. } => ErrorKind::ServerError,
+            ProviderError::ContextTooLong { .. } => ErrorKind::ContextTooLong,
+            ProviderError::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            ProviderError::Connection { .. } => ErrorKind::ConnectionFailed,
+            ProviderError::StreamCut { .. } => ErrorKind::StreamCut,
+            ProviderError::StreamStalled { .. } => ErrorKind::StreamStalled,
+            ProviderError::Protocol { .. } => ErrorKind::Protocol,
+            ProviderError::Cassette(_) => ErrorKind::Cassette,
         }
     }
 }
@@ -245,28 +269,7 @@ pub fn build_with(
     transport: Arc<dyn Transport>,
     settings: ProviderSettings,
 ) -> Arc<dyn Provider> {
-    match spec.api {
-        ApiKind::AnthropicMessages => Arc::new(
-            anthropic::Anthropic::new(spec, transport).with_idle_timeout(settings.idle_timeout),
-        ),
-        ApiKind::OpenaiCompletions => {
-            let compat = settings
-                .openai_compat
-                .unwrap_or_else(|| OpenAiCompat::detect(&spec));
-            Arc::new(
-                openai_chat::OpenAiChat::new(spec, transport)
-                    .with_compat(compat)
-                    .with_idle_timeout(settings.idle_timeout),
-            )
-        }
-        ApiKind::OpenaiResponses => Arc::new(
-            openai_responses::OpenAiResponses::new(spec, transport)
-                .with_idle_timeout(settings.idle_timeout),
-        ),
-        ApiKind::GoogleGenerativeAi => {
-            Arc::new(gemini::Gemini::new(spec, transport).with_idle_timeout(settings.idle_timeout))
-        }
-    }
+    spec.api.wire().provider(spec, transport, &settings)
 }
 
 /// Settings of a provider that are neither the model nor one request.

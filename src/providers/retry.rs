@@ -2,9 +2,11 @@
 //!
 //! Only retryable failures are retried (rate limited, overloaded, server errors, connection
 //! failures, cut or stalled streams), whether they came as an HTTP status or as an error event
-//! inside a streamed reply; authentication, invalid requests and context-too-long fail at once. A server's `Retry-After` wins over the computed delay. Each attempt holds a place in
-//! the provider's [`Limiter`] while it is in flight, and a 429 shrinks that limit. Retrying
-//! above the transport means a recording keeps every attempt, so a replay retries the same way.
+//! inside a streamed reply; authentication, invalid requests and context-too-long fail at once.
+//! A server's `Retry-After` wins over the computed delay; one longer than the cap is not waited
+//! for, and the error returned says so. Each attempt holds a place in the provider's
+//! [`Limiter`] while it is in flight, and a 429 shrinks that limit. Retrying above the
+//! transport means a recording keeps every attempt, so a replay retries the same way.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,6 +18,7 @@ use rand::Rng;
 use super::limiter::Limiter;
 use super::{ModelSpec, Provider, ProviderError, RequestOptions};
 use crate::conversation::{AssistantMessage, Context};
+use crate::record::ErrorKind;
 
 /// When and how often to retry.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +84,40 @@ impl RetryPolicy {
         // Full jitter on the upper half: between half and all of the exponential delay.
         Some(exp.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0)))
     }
+
+    /// `error` as returned when [`RetryPolicy::delay`] gave up on it at retry number `retry`:
+    /// when the only reason was a `Retry-After` longer than [`RetryPolicy::max_retry_after`],
+    /// its message says so (else the run's reason would read as if retrying had been tried).
+    pub fn gave_up(&self, retry: u32, error: ProviderError) -> ProviderError {
+        match error {
+            ProviderError::RateLimited {
+                status,
+                message,
+                retry_after: Some(after),
+            } if retry < self.max_retries && !self.no_wait && after > self.max_retry_after => {
+                ProviderError::RateLimited {
+                    status,
+                    message: format!(
+                        "{message}; not retried: the server asked to wait {} (Retry-After), \
+                         more than the {} the harness waits at most",
+                        seconds(after),
+                        seconds(self.max_retry_after)
+                    ),
+                    retry_after: Some(after),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// `12 s`, `1.5 s`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
 }
 
 /// Counts of what the retry layer saw, shared with the runner for the reports.
@@ -88,7 +125,7 @@ impl RetryPolicy {
 pub struct RetryStats {
     attempts: AtomicU64,
     retries: AtomicU64,
-    by_kind: Mutex<Vec<(&'static str, u64)>>,
+    by_kind: Mutex<Vec<(ErrorKind, u64)>>,
     delays: Mutex<Vec<Duration>>,
 }
 
@@ -104,7 +141,7 @@ impl RetryStats {
     }
 
     /// Retried failures by kind (`rate_limited`, `server_error`, ...).
-    pub fn by_kind(&self) -> Vec<(&'static str, u64)> {
+    pub fn by_kind(&self) -> Vec<(ErrorKind, u64)> {
         self.by_kind.lock().expect("retry stats").clone()
     }
 
@@ -113,7 +150,7 @@ impl RetryStats {
         self.delays.lock().expect("retry stats").clone()
     }
 
-    fn note_retry(&self, kind: &'static str, delay: Duration) {
+    fn note_retry(&self, kind: ErrorKind, delay: Duration) {
         self.delays.lock().expect("retry stats").push(delay);
         self.retries.fetch_add(1, Ordering::Relaxed);
         let mut by_kind = self.by_kind.lock().expect("retry stats");
@@ -188,7 +225,7 @@ impl Provider for Retrying {
                     }
                     let jitter = rand::thread_rng().r#gen::<f64>();
                     let Some(delay) = self.policy.delay(retry, &error, jitter) else {
-                        return Err(error);
+                        return Err(self.policy.gave_up(retry, error));
                     };
                     self.stats.note_retry(error.kind(), delay);
                     tokio::time::sleep(delay).await;
@@ -294,7 +331,14 @@ mod tests {
         let stats = retrying.stats();
         assert_eq!(stats.attempts(), 3);
         assert_eq!(stats.retries(), 2);
-        assert_eq!(stats.by_kind(), vec![("server_error", 2)]);
+        assert_eq!(
+            stats
+                .by_kind()
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect::<Vec<_>>(),
+            vec![("server_error", 2)]
+        );
     }
 
     #[tokio::test]
@@ -338,6 +382,32 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(limiter.limit(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_past_the_cap_says_why_it_was_not_waited_for() {
+        let limited = |secs| ProviderError::RateLimited {
+            status: 429,
+            message: "slow down".into(),
+            retry_after: Some(Duration::from_secs(secs)),
+        };
+        let inner = queue(vec![Err(limited(600)), Ok(reply())]);
+        let retrying = Retrying::new(inner, fast(), None);
+        let err = retrying
+            .complete(&context(), &RequestOptions::default())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rate limited (429): slow down; not retried: the server asked to wait 600 s \
+             (Retry-After), more than the 1 s the harness waits at most"
+        );
+        assert_eq!(retrying.stats().attempts(), 1);
+        // Given up for another reason (no retries left), the error is as the server sent it.
+        let policy = fast();
+        assert_eq!(policy.gave_up(3, limited(600)), limited(600));
+        assert_eq!(policy.gave_up(0, limited(1)), limited(1));
+        assert_eq!(policy.gave_up(0, server_error()), server_error());
     }
 
     #[test]

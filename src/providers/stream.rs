@@ -1,80 +1,47 @@
 //! The flow every SSE provider shares: hold the model, the transport and the idle timeout; build
 //! the request; open its event stream through the transport (status and error mapping in
 //! [`sse::open`]); read the stream to the finished reply, then to the end of the body (so that a
-//! recording sees a complete stream end). Each wire format plugs in through [`WireFormat`] and
-//! keeps only what is its own: headers, body, message conversion, events and error refinements.
+//! recording sees a complete stream end). Each wire format plugs in as a [`Format`] and keeps
+//! only what is its own: headers, body, message conversion, events and error refinements. Here
+//! too every format becomes a [`WireFormat`] ([`FormatOf`]), the provider being what it builds.
 //!
-//! Depends on the transport seam, [`sse`] and `conversation` only; knows nothing of any API.
+//! Depends on the transport seam, [`sse`], [`super::wire`] and `conversation` only; knows nothing
+//! of any API.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::sse::{self, SseStream};
+use super::sse::{self, SseEvent};
 use super::transport::{HttpRequest, Transport};
-use super::{ModelSpec, Provider, ProviderError, RequestOptions};
+use super::wire::{Format, FormatOf, ParsedRequest, RenderOptions, WireFormat};
+use super::{ApiKind, ModelSpec, Provider, ProviderError, ProviderSettings, RequestOptions};
 use crate::conversation::{AssistantMessage, Context, StopReason, Usage};
 
-/// What one API's wire format adds to the shared flow.
-pub trait WireFormat: Send + Sync + 'static {
-    /// The format's state for `spec` (settings detected from it, counters).
-    fn for_spec(spec: &ModelSpec) -> Self;
-
-    /// The request Pi would send for `context`.
-    fn build_request(
-        &self,
-        spec: &ModelSpec,
-        context: &Context,
-        options: &RequestOptions,
-    ) -> HttpRequest;
-
-    /// Reads the event stream to the finished reply: its closing event, an error event (a typed
-    /// [`ProviderError`]), or [`ProviderError::StreamCut`] when it ends before either.
-    fn read_stream<'a>(
-        &'a self,
-        spec: &'a ModelSpec,
-        stream: &'a mut SseStream,
-    ) -> impl Future<Output = Result<AssistantMessage, ProviderError>> + Send + 'a;
-
-    /// The typed error of an HTTP error status (lower-case header names, the body's first
-    /// [`super::errors::MAX_ERROR_BODY_BYTES`]); a format may refine the shared mapping.
-    fn classify_http_error(
-        &self,
-        status: u16,
-        headers: &[(String, String)],
-        body: &str,
-    ) -> ProviderError {
-        super::errors::from_http_status(status, headers, body)
-    }
-}
-
-/// A provider speaking wire format `W` over SSE.
-pub struct SseProvider<W> {
+/// A provider speaking wire format `F` over SSE.
+pub struct SseProvider<F> {
     spec: ModelSpec,
     transport: Arc<dyn Transport>,
     idle_timeout: Duration,
-    /// The wire format's own state; its module may adjust it (`with_compat`).
-    pub(super) wire: W,
+    /// The format's state for this provider.
+    wire: F,
 }
 
-impl<W: WireFormat> SseProvider<W> {
-    /// A provider for `spec` over `transport`, with the default idle timeout.
-    pub fn new(spec: ModelSpec, transport: Arc<dyn Transport>) -> Self {
-        let wire = W::for_spec(&spec);
+impl<F: Format> SseProvider<F> {
+    /// A provider for `spec` over `transport` with `settings`.
+    pub fn new(
+        spec: ModelSpec,
+        transport: Arc<dyn Transport>,
+        settings: &ProviderSettings,
+    ) -> Self {
+        let wire = F::new(&spec, settings);
         SseProvider {
             spec,
             transport,
-            idle_timeout: sse::DEFAULT_IDLE_TIMEOUT,
+            idle_timeout: settings.idle_timeout,
             wire,
         }
-    }
-
-    /// Sets the stream idle timeout.
-    pub fn with_idle_timeout(mut self, idle_timeout: Duration) -> Self {
-        self.idle_timeout = idle_timeout;
-        self
     }
 
     /// The request Pi would send for `context`.
@@ -84,7 +51,7 @@ impl<W: WireFormat> SseProvider<W> {
 }
 
 #[async_trait::async_trait]
-impl<W: WireFormat> Provider for SseProvider<W> {
+impl<F: Format> Provider for SseProvider<F> {
     fn spec(&self) -> &ModelSpec {
         &self.spec
     }
@@ -108,6 +75,55 @@ impl<W: WireFormat> Provider for SseProvider<W> {
         let reply = self.wire.read_stream(&self.spec, &mut stream).await;
         stream.finish().await;
         reply
+    }
+}
+
+impl<F: Format> WireFormat for FormatOf<F> {
+    fn api(&self) -> ApiKind {
+        F::API
+    }
+
+    fn build_request(
+        &self,
+        spec: &ModelSpec,
+        context: &Context,
+        options: &RequestOptions,
+        settings: &ProviderSettings,
+    ) -> HttpRequest {
+        F::new(spec, settings).build_request(spec, context, options)
+    }
+
+    fn provider(
+        &self,
+        spec: ModelSpec,
+        transport: Arc<dyn Transport>,
+        settings: &ProviderSettings,
+    ) -> Arc<dyn Provider> {
+        Arc::new(SseProvider::<F>::new(spec, transport, settings))
+    }
+
+    fn parse_request(&self, body: &Value) -> ParsedRequest {
+        F::parse_request(body)
+    }
+
+    fn model_in_path(&self, path: &str) -> Option<(String, String)> {
+        F::model_in_path(path)
+    }
+
+    fn render_turn(&self, turn: &AssistantMessage, options: &RenderOptions) -> Vec<SseEvent> {
+        F::render_turn(turn, options)
+    }
+
+    fn render_error_body(&self, status: u16, message: &str) -> String {
+        F::render_error_body(status, message)
+    }
+
+    fn base_path(&self) -> &'static str {
+        F::BASE_PATH
+    }
+
+    fn is_endpoint(&self, method: &str, route: &str) -> bool {
+        F::is_endpoint(method, route)
     }
 }
 
@@ -183,8 +199,8 @@ pub(crate) fn test_spec(
 
 /// `events` as one body chunk read with a 5 s idle timeout, for the providers' unit tests.
 #[cfg(test)]
-pub(crate) fn test_stream(events: &[sse::SseEvent]) -> SseStream {
-    SseStream::new(
+pub(crate) fn test_stream(events: &[sse::SseEvent]) -> sse::SseStream {
+    sse::SseStream::new(
         Box::pin(futures::stream::iter(vec![Ok(sse::encode(events))])),
         Duration::from_secs(5),
     )

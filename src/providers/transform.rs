@@ -25,6 +25,10 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
 };
 
+/// The text Pi sends for a tool result that has only images (the images go beside it, or after
+/// the turn's results).
+pub const IMAGE_ONLY_RESULT: &str = "(see attached image)";
+
 /// Pi's `transformMessages`: returns the history as the target model must see it.
 ///
 /// `normalize_id` turns a tool-call id of another model into one the target API accepts.

@@ -5,9 +5,10 @@
 
 use std::path::Path;
 
-use crate::scoring::{FAILURE_KINDS, Outcome, RunRecord};
+use crate::record::{DivergenceKind, ErrorKind, FAILURE_KINDS, Outcome, RunRecord};
 
-use super::{ModelSummary, ReportError, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
+use super::error::ReportError;
+use super::summary::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
 
 /// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
 /// `calls_other`.
@@ -190,14 +191,20 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
         r.transcript_path.clone(),
         r.diff_path.clone(),
         r.tags.join(";"),
-        r.error_kind.clone().unwrap_or_default(),
+        r.error_kind
+            .map(|k| k.name().to_owned())
+            .unwrap_or_default(),
         r.retries.to_string(),
         r.attempts.to_string(),
         r.counts_for_pass_rate().to_string(),
-        r.divergence_kind.clone().unwrap_or_default(),
+        r.divergence_kind
+            .map(|k| k.as_str().to_owned())
+            .unwrap_or_default(),
         r.divergence_turn.map(|t| t.to_string()).unwrap_or_default(),
         r.divergences.to_string(),
-        r.recorded_outcome.clone().unwrap_or_default(),
+        r.recorded_outcome
+            .map(|o| o.name().to_owned())
+            .unwrap_or_default(),
         r.outcome_change
             .map(|c| c.name().to_owned())
             .unwrap_or_default(),
@@ -305,13 +312,13 @@ pub struct RunKey {
     pub outcome: Outcome,
     /// The `error_kind` cell (`None` when empty, or in a report written before the column
     /// existed).
-    pub error_kind: Option<String>,
+    pub error_kind: Option<ErrorKind>,
     /// The `unused_interactions` cell (0 when empty or absent).
     pub unused_interactions: u32,
     /// The `edit_strategy` cell (the default strategy when empty or absent).
     pub edit_strategy: String,
     /// The `divergence_kind` cell, the first divergence's kind (`None` when empty or absent).
-    pub divergence_kind: Option<String>,
+    pub divergence_kind: Option<DivergenceKind>,
 }
 
 /// Reads the run keys of a previous report's `runs.csv` at `path`, in file order. Columns are
@@ -365,17 +372,17 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
             error_kind: error_kind
                 .map(cell)
                 .filter(|k| !k.is_empty())
-                .map(str::to_owned),
+                .map(ErrorKind::from_name),
             unused_interactions: unused.map(cell).and_then(|c| c.parse().ok()).unwrap_or(0),
             edit_strategy: strategy
                 .map(cell)
                 .filter(|c| !c.is_empty())
-                .unwrap_or(crate::scoring::DEFAULT_EDIT_STRATEGY)
+                .unwrap_or(crate::record::DEFAULT_EDIT_STRATEGY)
                 .to_owned(),
             divergence_kind: divergence_kind
                 .map(cell)
                 .filter(|k| !k.is_empty())
-                .map(str::to_owned),
+                .and_then(DivergenceKind::from_name),
         });
     }
     Ok(keys)
@@ -383,7 +390,7 @@ pub fn read_runs_csv(path: &Path) -> Result<Vec<RunKey>, ReportError> {
 
 /// The runs of the report in `report_dir` whose outcome was `error` (infrastructure and model
 /// errors alike; filter on [`RunKey::error_kind`] with
-/// [`crate::scoring::is_infrastructure_kind`] to keep one of them), read from its `runs.csv`.
+/// [`ErrorKind::is_infrastructure`] to keep one of them), read from its `runs.csv`.
 pub fn error_runs(report_dir: &Path) -> Result<Vec<RunKey>, ReportError> {
     let mut keys = read_runs_csv(&report_dir.join("runs.csv"))?;
     keys.retain(|k| k.outcome == Outcome::Error);

@@ -41,16 +41,16 @@ use std::path::Path;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::conversation::{AssistantBlock, Content, Message, ToolResultMessage, UserContent};
-use crate::scoring::run_file::tier_name;
-use crate::scoring::{Outcome, RunFile, RunRecord};
+use crate::record::{Outcome, RunFile, RunRecord};
 
-use super::compare::{self, Arm, ArmRun, Comparison, Side};
-use super::markdown::{checks_cell, edits_cell, outcome_label};
-use super::terminal::{short_count, short_duration};
-use super::{
-    CostTotal, ModelSummary, ReportError, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
+use super::cells::{checks_cell, edits_cell, outcome_label};
+use super::error::ReportError;
+use super::paired::{self, Arm, ArmRun, Comparison, Side};
+use super::summary::{
+    CostTotal, ModelSummary, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
     pass_hat_k_label, pass_rate_label, percent, percent_interval,
 };
+use super::terminal::{short_count, short_duration};
 
 /// The file name in a report folder.
 pub const REPORT_HTML: &str = "report.html";
@@ -271,7 +271,7 @@ fn tool_result(result: &ToolResultMessage, file: &RunFile) -> Markup {
                 @if let Some(edit) = edit {
                     span.muted {
                         " · edit strategy " (edit.strategy) "; located: "
-                        (edit.tiers.iter().map(|t| tier_name(*t)).collect::<Vec<_>>().join(", "))
+                        (edit.tiers.iter().map(|t| t.name()).collect::<Vec<_>>().join(", "))
                         @if let Some(f) = &edit.failure { "; failure: " (f.name()) }
                     }
                 }
@@ -412,7 +412,8 @@ fn diff_view(diff: &str) -> Markup {
 /// first one's kind and turn, every difference in conversation terms, whether the outcome held
 /// against the recording, a link to `divergence.md` (each difference with its diff), and for a
 /// run that stopped at the divergence, its detail text (the request, the JSON path and a diff).
-fn divergence(r: &RunRecord) -> Option<Markup> {
+/// `folder` is the run's folder relative to the page (empty on the run's own page).
+fn divergence(r: &RunRecord, folder: &str) -> Option<Markup> {
     if r.outcome != Outcome::Diverged && r.divergences == 0 {
         return None;
     }
@@ -425,7 +426,7 @@ fn divergence(r: &RunRecord) -> Option<Markup> {
                     (r.divergences) " difference" @if r.divergences != 1 { "s" } " from the cassette"
                     @if let Some(kind) = &r.divergence_kind { "; the first: " code { (kind) } }
                     @if let Some(turn) = r.divergence_turn { " at turn " (turn) }
-                    " · " a href=(format!("{}/divergence.md", r.run_dir())) { "divergence.md" }
+                    " · " a href=(format!("{folder}divergence.md")) { "divergence.md" }
                 }
                 @if let Some(summary) = &r.divergence_summary { p { (summary) } }
                 @if let Some(drift) = r.drift_line() { p.drift { (drift) } }
@@ -477,7 +478,7 @@ fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool, place: Place) -> Ma
                     @if place == Place::OwnPage { " · " a href=(close) { "report.html" } }
                 }
             }
-            @if let Some(d) = divergence(r) { (d) }
+            @if let Some(d) = divergence(r, &folder) { (d) }
             @if r.outcome != Outcome::Diverged {
                 @if let Some(detail) = &r.detail {
                     div.detail { h3 { "Detail" } (long_text(detail, "detail", true)) }
@@ -716,16 +717,16 @@ fn comparison_view(
     timings: bool,
     link: &dyn Fn(&RunRecord, Side) -> String,
 ) -> Markup {
-    let mut header: Vec<&str> = compare::STATS_HEADER.to_vec();
+    let mut header: Vec<&str> = paired::STATS_HEADER.to_vec();
     if timings {
-        header.push(compare::TIME_HEADER);
+        header.push(paired::TIME_HEADER);
     }
     let rows: Vec<(bool, Vec<String>)> = cmp
         .rows()
         .map(|a| {
             (
                 a.stats.significant_regression(0.05),
-                compare::stats_cells(a, cmp.with_strategy, timings),
+                paired::stats_cells(a, cmp.with_strategy, timings),
             )
         })
         .collect();
@@ -740,9 +741,9 @@ fn comparison_view(
                 high: a.stats.interval.map(|i| i.high),
                 note: format!(
                     "{} {}, McNemar p = {}",
-                    compare::points(a.stats.difference()),
-                    compare::points_interval(a.stats.interval),
-                    compare::p_value(a.stats.p_value)
+                    paired::points(a.stats.difference()),
+                    paired::points_interval(a.stats.interval),
+                    paired::p_value(a.stats.p_value)
                 ),
             }
         })
@@ -759,7 +760,7 @@ fn comparison_view(
                 }
             }
         }
-        p.note { (compare::STATS_NOTE) }
+        p.note { (paired::STATS_NOTE) }
         figure {
             figcaption { "Pass-rate difference (new − base) with its 95% paired bootstrap interval" }
             (plots::interval_plot("pass-rate difference per pair of arms", &diff_rows, -1.0, 1.0, Some(0.0), &|t| format!("{:+.0} pp", t * 100.0)))
@@ -773,7 +774,7 @@ fn comparison_view(
                 tbody {
                     @for (arm, flip, pair) in &flips {
                         @let (b, n) = arm.label(cmp.with_strategy);
-                        tr class=(if *flip == compare::Flip::Regressed { "regressed" } else { "fixed" }) {
+                        tr class=(if *flip == paired::Flip::Regressed { "regressed" } else { "fixed" }) {
                             td { (pair.base.task_id) }
                             td.num { (pair.base.epoch) }
                             td { (b) }
@@ -825,12 +826,12 @@ pub fn write_report_html(
         source,
     };
     let arms = summarise_arms(rows);
-    let with_strategy = compare::strategies_differ(arms.iter().map(|(a, _)| a));
+    let with_strategy = paired::strategies_differ(arms.iter().map(|(a, _)| a));
     let tasks: BTreeSet<&str> = rows.iter().map(|r| r.record.task_id.as_str()).collect();
     let count = |o: Outcome| rows.iter().filter(|r| r.record.outcome == o).count();
     let summaries: Vec<ModelSummary> = arms.iter().map(|(_, s)| s.clone()).collect();
     let arm_runs: Vec<ArmRun<'_>> = rows.iter().map(|r| (r.arm(), r.record)).collect();
-    let cmp = (arms.len() > 1).then(|| compare::compare_within(&arm_runs));
+    let cmp = (arms.len() > 1).then(|| paired::compare_within(&arm_runs));
     let linked = matches!(panels, Panels::Linked);
     let top = html! {
         header.top {

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
 /// The file name in a report folder.
 pub const JUNIT_XML: &str = "junit.xml";
@@ -63,7 +63,9 @@ fn verdict(r: &RunRecord) -> Verdict {
         Outcome::Passed => Verdict::Passed,
         Outcome::Skipped => Verdict::Skipped,
         _ if r.is_infrastructure_error() => Verdict::Error {
-            kind: r.error_kind.clone().unwrap_or_else(|| "error".to_owned()),
+            kind: r
+                .error_kind
+                .map_or_else(|| "error".to_owned(), |k| k.name().to_owned()),
             body: r.detail.clone().unwrap_or_default(),
         },
         _ => {
@@ -75,7 +77,7 @@ fn verdict(r: &RunRecord) -> Verdict {
                 let _ = writeln!(body, "check '{}' failed:\n{}\n", check.name, check.detail);
             }
             let kind = match (&r.outcome, &r.error_kind) {
-                (Outcome::Error, Some(kind)) => kind.clone(),
+                (Outcome::Error, Some(kind)) => kind.name().to_owned(),
                 (outcome, _) => outcome.name().to_owned(),
             };
             Verdict::Failure { kind, body }
@@ -191,12 +193,12 @@ mod tests {
         assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"harness 20260101-000000\" tests=\"8\" failures=\"3\" errors=\"1\" time=\""), "{xml}");
         assert!(xml.contains("<testsuite name=\"openai/gpt-x\" tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"1\""), "{xml}");
         // A failed check: the reason as the message, the check's output as the body.
-        assert!(xml.contains("<failure type=\"failed\" message=\"check &apos;unit tests&apos; failed: exit 1 | see log\">check &apos;unit tests&apos; failed:&#10;exit 0 (expected 0)"), "{xml}");
+        assert!(xml.contains("<failure type=\"failed\" message=\"check &apos;unit tests&apos; failed: exit 1 (expected 0): FAILED (failures=1)\">check &apos;unit tests&apos; failed:&#10;exit 1 (expected 0)&#10;--- stdout ---&#10;FAILED (failures=1)"), "{xml}");
         // An infrastructure error is an error of its kind; a limit is a failure of its own type.
-        assert!(xml.contains("<error type=\"rate_limited\" message=\"provider error (rate_limited): 429 Too Many Requests\">"), "{xml}");
+        assert!(xml.contains("<error type=\"rate_limited\" message=\"provider error (rate_limited): rate limited (429): Too Many Requests\">"), "{xml}");
         assert!(xml.contains("<failure type=\"limit_reached\""), "{xml}");
         assert!(
-            xml.contains("<skipped message=\"the --max-cost budget of $0.10 was spent\"/>"),
+            xml.contains("<skipped message=\"not started: the --max-cost budget of $0.10 is spent ($0.12)\"/>"),
             "{xml}"
         );
     }

@@ -4,61 +4,14 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
-use super::compare::{self, Arm, ArmRun};
-use super::{
+use super::cells::{checks_cell, edits_cell, outcome_label, table};
+use super::paired::{self, Arm, ArmRun};
+use super::summary::{
     CostTotal, UNKNOWN, any_epochs, dollars, edit_failure_label, fmt_ratio, pass_at_k_label,
     pass_hat_k_label, pass_rate_label, percent, percent_interval, summarise, summary_counts,
 };
-
-/// Escapes a table cell: `|` and newlines would break the row.
-pub fn cell(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace(['\r', '\n'], " ")
-}
-
-/// Appends a markdown table; every cell is escaped with [`cell`].
-pub(crate) fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}|",
-        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-    );
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-}
-
-/// A run's checks cell: `passed/total`.
-pub fn checks_cell(r: &RunRecord) -> String {
-    format!("{}/{}", r.checks_passed, r.checks_total)
-}
-
-/// A run's edits cell: `succeeded/failed` edit calls.
-pub fn edits_cell(r: &RunRecord) -> String {
-    format!(
-        "{}/{}",
-        r.edits.calls - r.edits.calls_failed,
-        r.edits.calls_failed
-    )
-}
-
-/// The outcome as the tables show it: `error (rate_limited)` for an error with a kind.
-pub fn outcome_label(r: &RunRecord) -> String {
-    let label = match (&r.outcome, &r.error_kind) {
-        (Outcome::Error, Some(kind)) => format!("error ({kind})"),
-        (outcome, _) => outcome.name().to_owned(),
-    };
-    match (r.is_drifted(), r.outcome_change) {
-        (true, Some(change)) => format!("{label} (drifted, {})", change.name()),
-        (true, None) => format!("{label} (drifted)"),
-        (false, _) => label,
-    }
-}
 
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
@@ -72,7 +25,7 @@ fn drift_sentence(records: &[&RunRecord]) -> String {
     }
     let changed = records
         .iter()
-        .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+        .filter(|r| r.outcome_change == Some(crate::record::OutcomeChange::Changed))
         .count();
     format!(
         " {} drifted from {} cassette{} ({} outcome{} changed).",
@@ -284,9 +237,9 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
     }
     if summaries.len() > 1 {
         let runs: Vec<ArmRun<'_>> = records.iter().map(|r| (Arm::of_record(r), *r)).collect();
-        let cmp = compare::compare_within(&runs);
+        let cmp = paired::compare_within(&runs);
         let _ = writeln!(out, "\n## Arms compared\n");
-        out.push_str(&compare::comparison_md(&cmp, "###", false, &|r, _| {
+        out.push_str(&paired::comparison_md(&cmp, "###", false, &|r, _| {
             Some(r.transcript_path.clone())
         }));
     }

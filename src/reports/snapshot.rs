@@ -20,10 +20,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::scoring::RunRecord;
+use crate::record::RunRecord;
 
-use super::markdown::outcome_label;
-use super::sorted;
+use super::cells::outcome_label;
+use super::summary::sorted;
 
 /// The first line of every snapshot's header.
 const MAGIC: &str = "harness snapshot: outcome table of `harness run`";
@@ -158,32 +158,28 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), std::io::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::{CheckResult, Outcome, skipped_record};
+    use crate::record::Outcome;
     use std::time::Duration;
 
     fn records() -> Vec<RunRecord> {
-        let mut passed = skipped_record("py-median", "anthropic", "claude", 1, "x");
-        passed.outcome = Outcome::Passed;
-        passed.turns = 4;
-        passed.tokens.total = 1234;
-        passed.edits.calls_exact = 1;
-        passed.wall_time = Duration::from_secs(9);
-        passed.checks = vec![
-            CheckResult {
-                name: "unit tests".into(),
-                passed: true,
-                detail: "exit 0".into(),
-                duration: Duration::from_millis(300),
-            },
-            CheckResult {
-                name: "a|b".into(),
-                passed: false,
-                detail: String::new(),
-                duration: Duration::ZERO,
-            },
-        ];
-        let skipped = skipped_record("a-task", "openai", "gpt", 2, "budget");
-        vec![passed, skipped]
+        use crate::reports::fixtures::Scenario;
+        vec![
+            Scenario::new("py-median", "anthropic", "claude", 1, Outcome::Passed).record(),
+            Scenario::new("a-task", "openai", "gpt", 2, Outcome::Skipped).record(),
+        ]
+    }
+
+    /// `records` with `py-median`'s run failing instead.
+    fn failing() -> Vec<RunRecord> {
+        let mut records = records();
+        records[0] =
+            crate::reports::fixtures::rec("py-median", "anthropic", "claude", 1, Outcome::Failed);
+        records
+    }
+
+    #[test]
+    fn a_cell_stays_one_cell_on_one_line() {
+        assert_eq!(cell("✗ a|b\nc"), "✗ a\\|b c");
     }
 
     #[test]
@@ -197,7 +193,7 @@ mod tests {
         | task | provider/model | epoch | outcome | checks | edits exact/fuzzy/failed | turns | tokens |
         |---|---|---|---|---|---|---|---|
         | a-task | openai/gpt | 2 | skipped | - | 0/0/0 | 0 | 0 |
-        | py-median | anthropic/claude | 1 | passed | ✓ unit tests; ✗ a\|b | 1/0/0 | 4 | 1234 |
+        | py-median | anthropic/claude | 1 | passed | ✓ unit tests | 1/1/1 | 5 | 57400 |
         ");
         let mut slower = records();
         slower[0].wall_time = Duration::from_secs(99);
@@ -233,8 +229,7 @@ mod tests {
             SnapshotVerdict::Equal
         );
         // A changed outcome shows in the diff.
-        let mut failed = records();
-        failed[0].outcome = Outcome::Failed;
+        let failed = failing();
         let SnapshotVerdict::Changed { diff, proposed, .. } =
             check_snapshot(&file, &failed, false).unwrap()
         else {

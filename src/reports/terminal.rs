@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use crate::scoring::{Outcome, RunRecord};
+use crate::record::{Outcome, RunRecord};
 
-use super::compare::{self, Comparison, Flip};
-use super::markdown::{checks_cell, edits_cell, outcome_label};
-use super::{
+use super::cells::{checks_cell, edits_cell, outcome_label};
+use super::paired::{self, Comparison, Flip};
+use super::summary::{
     CostTotal, ModelSummary, dollars, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
     percent_interval, sorted, summarise,
 };
@@ -139,7 +139,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
     if drifted > 0 {
         let changed = records
             .iter()
-            .filter(|r| r.outcome_change == Some(crate::scoring::OutcomeChange::Changed))
+            .filter(|r| r.outcome_change == Some(crate::record::OutcomeChange::Changed))
             .count();
         parts.push(format!("{drifted} drifted ({changed} outcomes changed)"));
     }
@@ -171,7 +171,7 @@ pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> Strin
     let mut header = [""; 14];
     for (h, name) in header
         .iter_mut()
-        .zip(compare::STATS_HEADER.iter().chain([&compare::TIME_HEADER]))
+        .zip(paired::STATS_HEADER.iter().chain([&paired::TIME_HEADER]))
     {
         *h = name;
     }
@@ -183,7 +183,7 @@ pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> Strin
             } else {
                 Outcome::Passed
             };
-            let cells: [String; 14] = compare::stats_cells(a, cmp.with_strategy, true)
+            let cells: [String; 14] = paired::stats_cells(a, cmp.with_strategy, true)
                 .try_into()
                 .expect("14 cells with the time column");
             (outcome, cells)

@@ -1,6 +1,5 @@
 //! Tests of the reports: CSV columns, the deterministic summary.md, transcripts, reading runs.csv back.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,169 +10,32 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolCall, ToolResultMessage,
     Usage, UserContent,
 };
-use crate::scoring::RunFile;
-use crate::scoring::{CheckResult, EditStats, Outcome, RunRecord, Tokens, run_dir, skipped_record};
+use crate::record::RunFile;
+use crate::record::{Outcome, RunRecord};
 use crate::tools::{EditFailure, EditReport, MatchTier, ToolError, ToolResult};
 
-pub(crate) fn rec(
-    task: &str,
-    provider: &str,
-    model: &str,
-    epoch: u32,
-    outcome: Outcome,
-    reason: &str,
-) -> RunRecord {
-    let dir = run_dir(task, provider, model, epoch);
-    RunRecord {
-        task_id: task.into(),
-        provider: provider.into(),
-        model: model.into(),
-        epoch,
-        tags: vec!["python".into(), "edit".into()],
-        outcome,
-        reason: reason.into(),
-        detail: None,
-        stop: "completed".into(),
-        error_kind: None,
-        retries: 0,
-        attempts: 5,
-        checks: vec![CheckResult {
-            name: "unit tests".into(),
-            passed: outcome == Outcome::Passed,
-            detail: "exit 0 (expected 0)".into(),
-            duration: Duration::from_millis(1500),
-        }],
-        checks_passed: u32::from(outcome == Outcome::Passed),
-        checks_total: 1,
-        turns: 5,
-        tool_calls: [
-            ("read".to_owned(), 3),
-            ("edit".to_owned(), 3),
-            ("bash".to_owned(), 2),
-            ("mystery".to_owned(), 1),
-        ]
-        .into_iter()
-        .collect(),
-        tool_errors: 2,
-        edits: EditStats {
-            calls: 3,
-            calls_exact: 1,
-            calls_fuzzy: 1,
-            calls_failed: 1,
-            edits_exact: 2,
-            edits_fuzzy: 1,
-            failures: [("not_found".to_owned(), 1)].into_iter().collect(),
-        },
-        edit_failure_rate: Some(1.0 / 3.0),
-        tokens: Tokens {
-            input: 12_000,
-            output: 3_400,
-            cache_read: 40_000,
-            cache_write: 2_000,
-            total: 57_400,
-        },
-        cost: Some(0.0651),
-        wall_time: Duration::from_millis(12_345),
-        model_time: Duration::from_millis(9_000),
-        tool_time: Duration::from_millis(1_200),
-        check_time: Duration::from_millis(1_500),
-        diff_files: 1,
-        diff_lines_added: 2,
-        diff_lines_removed: 1,
-        transcript_path: format!("{dir}/transcript.md"),
-        diff_path: format!("{dir}/diff.patch"),
-        divergences: 0,
-        divergence_kind: None,
-        divergence_turn: None,
-        divergence_summary: None,
-        recorded_outcome: None,
-        outcome_change: None,
-        changed_checks: Vec::new(),
-        unused_interactions: 0,
-        edit_strategy: "pi".into(),
-    }
-}
+use super::fixtures::Scenario;
+pub(crate) use super::fixtures::rec;
 
 pub(crate) fn records() -> Vec<RunRecord> {
-    let mut no_edits = rec(
-        "rs-add-flag",
-        "openai",
-        "gpt-x",
-        1,
-        Outcome::LimitReached,
-        "turns limit reached; 0/1 checks passed",
-    );
-    no_edits.edits = EditStats::default();
-    no_edits.edit_failure_rate = None;
-    no_edits.tool_calls = BTreeMap::new();
-    no_edits.cost = None;
-    no_edits.stop = "limit: turns".into();
-    let mut rate_limited = rec(
-        "rs-add-flag",
-        "anthropic",
-        "claude-y",
-        2,
-        Outcome::Error,
-        "provider error (rate_limited): 429 Too Many Requests",
-    );
-    rate_limited.error_kind = Some("rate_limited".into());
-    rate_limited.retries = 4;
-    rate_limited.attempts = 5;
-    rate_limited.turns = 0;
-    rate_limited.cost = Some(0.0);
-    let mut unpriced = rec(
-        "py-fix-median",
-        "local",
-        "qwen",
-        1,
-        Outcome::Passed,
-        "all 1 checks passed",
-    );
-    unpriced.cost = None;
-    unpriced.retries = 1;
     vec![
-        rec(
-            "py-fix-median",
-            "openai",
-            "gpt-x",
-            1,
-            Outcome::Failed,
-            "check 'unit tests' failed: exit 1 | see log",
-        ),
-        rec(
-            "py-fix-median",
-            "anthropic",
-            "claude-y",
-            2,
-            Outcome::Passed,
-            "all 1 checks passed",
-        ),
-        rec(
-            "py-fix-median",
-            "anthropic",
-            "claude-y",
-            1,
-            Outcome::Passed,
-            "all 1 checks passed",
-        ),
-        rec(
-            "rs-add-flag",
-            "anthropic",
-            "claude-y",
-            1,
-            Outcome::Diverged,
-            "diverged: turn 2: tool result differs",
-        ),
-        no_edits,
-        rate_limited,
-        skipped_record(
-            "rs-add-flag",
-            "openai",
-            "gpt-x",
-            2,
-            "the --max-cost budget of $0.10 was spent",
-        ),
-        unpriced,
+        rec("py-fix-median", "openai", "gpt-x", 1, Outcome::Failed),
+        rec("py-fix-median", "anthropic", "claude-y", 2, Outcome::Passed),
+        rec("py-fix-median", "anthropic", "claude-y", 1, Outcome::Passed),
+        rec("rs-add-flag", "anthropic", "claude-y", 1, Outcome::Diverged),
+        Scenario::new("rs-add-flag", "openai", "gpt-x", 1, Outcome::LimitReached)
+            .no_edits()
+            .unpriced()
+            .record(),
+        Scenario::new("rs-add-flag", "anthropic", "claude-y", 2, Outcome::Error)
+            .rate_limited()
+            .retries(4)
+            .record(),
+        Scenario::new("rs-add-flag", "openai", "gpt-x", 2, Outcome::Skipped).record(),
+        Scenario::new("py-fix-median", "local", "qwen", 1, Outcome::Passed)
+            .unpriced()
+            .retries(1)
+            .record(),
     ]
 }
 
@@ -351,14 +213,12 @@ fn agent_run() -> AgentRun {
 
 /// The run file of `record` with [`agent_run`] as its transcript.
 pub(crate) fn run_file(record: &RunRecord, system_prompt: Option<&str>, diff: &str) -> RunFile {
-    let diff = crate::workspace::WorkspaceDiff {
-        unified: diff.to_owned(),
-        ..Default::default()
-    };
+    let run = agent_run();
     RunFile::new(
         record.clone(),
-        &agent_run(),
-        &diff,
+        run.messages,
+        run.tool_calls,
+        diff.to_owned(),
         system_prompt.map(str::to_owned),
         Some("pi".to_owned()),
     )
@@ -562,6 +422,10 @@ fn past_the_inline_limit_each_run_has_its_own_page_and_report_html_links_it() {
         },
     ] {
         let out = dir.path().join(format!("linked-{}", limit.runs));
+        // As the runner does: a run with differences from its cassette has its divergence.md.
+        for r in records.iter().filter(|r| r.divergences > 0) {
+            write_run_file(&out, r, "divergence.md", "# differences\n".into()).unwrap();
+        }
         let options = ReportOptions {
             inline: limit,
             ..ReportOptions::default()
@@ -663,7 +527,7 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
     assert_eq!(claude.pass_rate(), Some(1.0));
     assert_eq!(
         claude.pass_rate_interval(),
-        crate::scoring::stats::wilson_interval(2, 2, crate::scoring::stats::Z_95)
+        crate::stats::wilson_interval(2, 2, crate::stats::Z_95)
     );
     assert_eq!(claude.retries, 4);
     assert_eq!(claude.attempts, 20);
@@ -690,9 +554,12 @@ fn pass_rates_leave_out_infrastructure_errors_and_skipped_runs() {
 
 #[test]
 fn a_model_error_counts_against_the_model() {
-    let mut refused = rec("t", "p", "m", 1, Outcome::Error, "model error: refused");
-    refused.error_kind = Some(crate::scoring::MODEL_ERROR.into());
-    let passed = rec("t", "p", "m", 2, Outcome::Passed, "ok");
+    let refused = rec("t", "p", "m", 1, Outcome::Error);
+    assert_eq!(
+        refused.error_kind,
+        Some(crate::record::ErrorKind::ModelError)
+    );
+    let passed = rec("t", "p", "m", 2, Outcome::Passed);
     let records = [refused, passed];
     let s = &summarise(&sorted(&records))[0];
     assert_eq!((s.infra_errors, s.counted), (0, 2));
@@ -703,7 +570,13 @@ fn a_model_error_counts_against_the_model() {
 
 #[test]
 fn only_skipped_or_infra_runs_give_no_pass_rate() {
-    let records = [skipped_record("t", "p", "m", 1, "budget spent")];
+    let records = [crate::record::RunRecord::skipped(
+        "t",
+        "p",
+        "m",
+        1,
+        "budget spent",
+    )];
     let s = &summarise(&sorted(&records))[0];
     assert_eq!(s.pass_rate(), None);
     assert_eq!(s.pass_rate_interval(), None);
@@ -733,8 +606,11 @@ fn cost_totals_say_when_a_price_is_missing() {
     let total = CostTotal::of(&summaries);
     assert_eq!(total.unpriced, 1);
     let known = total.known.unwrap();
-    assert!((known - (3.0 * 0.0651 + 0.0651)).abs() < 1e-12, "{known}");
-    assert_eq!(total.display(4), "$0.2604 (+ 1 pair without a price)");
+    // Four priced runs of 57,400 tokens at $3/$15/$0.30/$3.75 per million (input, output,
+    // cache read, cache write), and a rate-limited one that spent nothing.
+    let per_run = (12_000.0 * 3.0 + 3_400.0 * 15.0 + 40_000.0 * 0.3 + 2_000.0 * 3.75) / 1e6;
+    assert!((known - 4.0 * per_run).abs() < 1e-12, "{known}");
+    assert_eq!(total.display(4), "$0.4260 (+ 1 pair without a price)");
     assert_eq!(CostTotal::default().display(4), "-");
 }
 
@@ -752,17 +628,17 @@ fn read_runs_csv_round_trips_write_report() {
             model: r.model.clone(),
             epoch: r.epoch,
             outcome: r.outcome,
-            error_kind: r.error_kind.clone(),
-            unused_interactions: 0,
+            error_kind: r.error_kind,
+            unused_interactions: r.unused_interactions,
             edit_strategy: "pi".into(),
-            divergence_kind: None,
+            divergence_kind: r.divergence_kind,
         })
         .collect();
     assert_eq!(keys, expected);
     let errors: Vec<(&str, u32, Option<&str>)> = keys
         .iter()
         .filter(|k| k.outcome == Outcome::Error)
-        .map(|k| (k.task_id.as_str(), k.epoch, k.error_kind.as_deref()))
+        .map(|k| (k.task_id.as_str(), k.epoch, k.error_kind.map(|k| k.name())))
         .collect();
     assert_eq!(errors, [("rs-add-flag", 2, Some("rate_limited"))]);
 }
@@ -820,34 +696,20 @@ fn read_runs_csv_finds_columns_by_name_and_names_bad_rows() {
 
 #[test]
 fn drifted_replays_have_their_own_column_and_stay_out_of_pass_rates() {
-    let mut held = rec("t", "p", "m", 1, Outcome::Passed, "all 1 checks passed");
-    held.divergences = 2;
-    held.divergence_kind = Some("tool_result".into());
-    held.divergence_turn = Some(3);
-    held.recorded_outcome = Some("passed".into());
-    held.outcome_change = Some(crate::scoring::OutcomeChange::Held);
-    let mut changed = rec(
-        "t",
-        "p",
-        "m",
-        2,
-        Outcome::Failed,
-        "check 'unit tests' failed",
-    );
-    changed.divergences = 1;
-    changed.recorded_outcome = Some("passed".into());
-    changed.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
-    let clean = rec("t", "p", "m", 3, Outcome::Passed, "all 1 checks passed");
+    let held = Scenario::new("t", "p", "m", 1, Outcome::Passed)
+        .drifted(2, Outcome::Passed)
+        .record();
+    let changed = Scenario::new("t", "p", "m", 2, Outcome::Failed)
+        .drifted(1, Outcome::Passed)
+        .record();
+    let clean = rec("t", "p", "m", 3, Outcome::Passed);
     let records = [held, changed, clean];
     let s = &summarise(&sorted(&records))[0];
     assert_eq!((s.drifted, s.outcomes_changed, s.counted), (2, 1, 1));
     assert_eq!(s.pass_rate(), Some(1.0));
+    assert_eq!(cells::outcome_label(&records[0]), "passed (drifted, held)");
     assert_eq!(
-        markdown::outcome_label(&records[0]),
-        "passed (drifted, held)"
-    );
-    assert_eq!(
-        markdown::outcome_label(&records[1]),
+        cells::outcome_label(&records[1]),
         "failed (drifted, changed)"
     );
     let row = csv::runs_row(&records[0]);

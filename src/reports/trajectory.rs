@@ -15,7 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::conversation::{AssistantBlock, Message, UserContent};
-use crate::scoring::RunFile;
+use crate::record::RunFile;
 
 use super::transcript::contents_text;
 
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(first["metrics"]["completion_tokens"], 20);
         assert_eq!(t["final_metrics"]["total_steps"], 4);
         assert_eq!(t["final_metrics"]["total_prompt_tokens"], 100);
-        assert_eq!(t["final_metrics"]["total_cost_usd"], 0.0651);
+        assert_eq!(t["final_metrics"]["total_cost_usd"], 0.1065);
         assert_eq!(t["session_id"], "py-fix-median--openai--gpt-x--e1");
         assert_eq!(t["agent"]["extra"]["edit_strategy"], "pi");
         assert_eq!(t["extra"]["outcome"], "failed");

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use crate::conversation::{AssistantBlock, Content, Message, UserContent};
-use crate::scoring::RunFile;
-use crate::scoring::run_file::{ToolCallRecord, tier_name};
+use crate::record::RunFile;
+use crate::record::ToolCallRecord;
 
 pub use crate::markdown::fenced;
 
@@ -130,7 +130,7 @@ pub fn transcript_md(a: &RunFile) -> String {
                     .get(result.tool_call_id.as_str())
                     .and_then(|t| t.result.edit.as_ref())
                 {
-                    let tiers: Vec<&str> = edit.tiers.iter().map(|t| tier_name(*t)).collect();
+                    let tiers: Vec<&str> = edit.tiers.iter().map(|t| t.name()).collect();
                     let failure = edit
                         .failure
                         .map(|f| format!("; failure: {}", f.name()))

@@ -20,8 +20,8 @@ use sha2::{Digest, Sha256};
 use crate::cassettes::CassetteMode;
 use crate::tasks::Task;
 
-use super::PlannedRun;
 use super::manifest::{ABSENT, Fingerprint, SuiteOptions, sha256_hex};
+use super::plan::PlannedRun;
 
 /// The fingerprint of `tasks` (the selected ones) planned as `planned` with `options`
 /// (`mode` in force), `config` the text of `harness.yaml` when one was read.

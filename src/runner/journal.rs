@@ -22,9 +22,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scoring::RunRecord;
+use crate::record::RunRecord;
 
-use super::{Reporter, RunnerEvent};
+use crate::events::{Reporter, RunnerEvent};
 
 /// The journal's file name in a report folder.
 pub const JOURNAL_FILE: &str = "journal.jsonl";
@@ -265,10 +265,10 @@ pub fn write_journal(dir: &Path, entries: &[&JournalEntry]) -> Result<(), Journa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::{Outcome, skipped_record};
+    use crate::record::Outcome;
 
     fn record(task: &str, epoch: u32, outcome: Outcome) -> RunRecord {
-        let mut r = skipped_record(task, "p", "m", epoch, "");
+        let mut r = crate::record::RunRecord::skipped(task, "p", "m", epoch, "");
         r.outcome = outcome;
         r
     }

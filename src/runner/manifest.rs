@@ -31,6 +31,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::record::{Outcome, RunRecord};
+
 /// The manifest's file name in a report folder.
 pub const MANIFEST_FILE: &str = "report.json";
 
@@ -167,7 +169,7 @@ pub const ABSENT: &str = "absent";
 
 /// One way two fingerprints differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Difference {
+pub enum FingerprintChange {
     HarnessVersion { then: String, now: String },
     Options,
     Config,
@@ -179,31 +181,31 @@ pub enum Difference {
     CassetteRemoved(String),
 }
 
-impl std::fmt::Display for Difference {
+impl std::fmt::Display for FingerprintChange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Difference::HarnessVersion { then, now } => {
+            FingerprintChange::HarnessVersion { then, now } => {
                 write!(f, "harness version {then}, not {now}")
             }
-            Difference::Options => f.write_str("the run options differ"),
-            Difference::Config => f.write_str("harness.yaml changed"),
-            Difference::TaskChanged(t) => write!(f, "task `{t}` changed"),
-            Difference::TaskAdded(t) => write!(f, "task `{t}` is new"),
-            Difference::TaskRemoved(t) => write!(f, "task `{t}` is gone (or not selected)"),
-            Difference::CassetteChanged(c) => write!(f, "cassette `{c}` changed"),
-            Difference::CassetteAdded(c) => write!(f, "cassette `{c}` is new"),
-            Difference::CassetteRemoved(c) => write!(f, "cassette `{c}` is gone"),
+            FingerprintChange::Options => f.write_str("the run options differ"),
+            FingerprintChange::Config => f.write_str("harness.yaml changed"),
+            FingerprintChange::TaskChanged(t) => write!(f, "task `{t}` changed"),
+            FingerprintChange::TaskAdded(t) => write!(f, "task `{t}` is new"),
+            FingerprintChange::TaskRemoved(t) => write!(f, "task `{t}` is gone (or not selected)"),
+            FingerprintChange::CassetteChanged(c) => write!(f, "cassette `{c}` changed"),
+            FingerprintChange::CassetteAdded(c) => write!(f, "cassette `{c}` is new"),
+            FingerprintChange::CassetteRemoved(c) => write!(f, "cassette `{c}` is gone"),
         }
     }
 }
 
-impl Difference {
+impl FingerprintChange {
     /// Whether it is a change to the cassette at `path` (relative to the cassettes folder).
     pub fn cassette(&self) -> Option<&str> {
         match self {
-            Difference::CassetteChanged(c)
-            | Difference::CassetteAdded(c)
-            | Difference::CassetteRemoved(c) => Some(c),
+            FingerprintChange::CassetteChanged(c)
+            | FingerprintChange::CassetteAdded(c)
+            | FingerprintChange::CassetteRemoved(c) => Some(c),
             _ => None,
         }
     }
@@ -211,31 +213,31 @@ impl Difference {
 
 impl Fingerprint {
     /// How `now` differs from this (the report's) fingerprint; empty when the digests agree.
-    pub fn differences(&self, now: &Fingerprint) -> Vec<Difference> {
+    pub fn differences(&self, now: &Fingerprint) -> Vec<FingerprintChange> {
         let mut out = Vec::new();
         if self.digest == now.digest {
             return out;
         }
         if self.harness_version != now.harness_version {
-            out.push(Difference::HarnessVersion {
+            out.push(FingerprintChange::HarnessVersion {
                 then: self.harness_version.clone(),
                 now: now.harness_version.clone(),
             });
         }
         if self.options != now.options {
-            out.push(Difference::Options);
+            out.push(FingerprintChange::Options);
         }
         if self.config != now.config {
-            out.push(Difference::Config);
+            out.push(FingerprintChange::Config);
         }
         map_differences(
             &self.tasks,
             &now.tasks,
             &mut out,
             [
-                Difference::TaskChanged,
-                Difference::TaskAdded,
-                Difference::TaskRemoved,
+                FingerprintChange::TaskChanged,
+                FingerprintChange::TaskAdded,
+                FingerprintChange::TaskRemoved,
             ],
         );
         let mut cassettes = Vec::new();
@@ -244,16 +246,18 @@ impl Fingerprint {
             &now.cassettes,
             &mut cassettes,
             [
-                Difference::CassetteChanged,
-                Difference::CassetteAdded,
-                Difference::CassetteRemoved,
+                FingerprintChange::CassetteChanged,
+                FingerprintChange::CassetteAdded,
+                FingerprintChange::CassetteRemoved,
             ],
         );
         // A task that came or went takes its cassettes with it: saying so once is enough.
         let moved: Vec<String> = out
             .iter()
             .filter_map(|d| match d {
-                Difference::TaskAdded(t) | Difference::TaskRemoved(t) => Some(format!("{t}/")),
+                FingerprintChange::TaskAdded(t) | FingerprintChange::TaskRemoved(t) => {
+                    Some(format!("{t}/"))
+                }
                 _ => None,
             })
             .collect();
@@ -268,8 +272,8 @@ impl Fingerprint {
 fn map_differences(
     then: &BTreeMap<String, String>,
     now: &BTreeMap<String, String>,
-    out: &mut Vec<Difference>,
-    [changed, added, removed]: [fn(String) -> Difference; 3],
+    out: &mut Vec<FingerprintChange>,
+    [changed, added, removed]: [fn(String) -> FingerprintChange; 3],
 ) {
     for (k, v) in then {
         match now.get(k) {
@@ -296,6 +300,26 @@ pub struct Counts {
     pub not_started: usize,
     /// Finished runs per outcome.
     pub outcomes: BTreeMap<String, usize>,
+}
+
+impl Counts {
+    /// The counts of a folder part whose plan has `planned` runs, of which `records` ended
+    /// (a skipped run never started) and `interrupted` were stopped mid-run.
+    pub fn tally(planned: usize, records: &[RunRecord], interrupted: usize) -> Counts {
+        let mut outcomes: BTreeMap<String, usize> = BTreeMap::new();
+        let mut finished = 0;
+        for r in records.iter().filter(|r| r.outcome != Outcome::Skipped) {
+            finished += 1;
+            *outcomes.entry(r.outcome.name().to_owned()).or_default() += 1;
+        }
+        Counts {
+            planned,
+            finished,
+            interrupted,
+            not_started: planned.saturating_sub(finished + interrupted),
+            outcomes,
+        }
+    }
 }
 
 /// A shard a merged folder was made from.

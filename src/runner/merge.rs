@@ -16,12 +16,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::reports::{self, ReportOptions};
-use crate::scoring::RunRecord;
+use crate::record::RunRecord;
 
 use super::journal::{self, JournalEntry, JournalError};
-use super::manifest::{Counts, Difference, MANIFEST_FORMAT, Manifest, ManifestError, MergedShard};
+use super::manifest::{
+    Counts, FingerprintChange, MANIFEST_FORMAT, Manifest, ManifestError, MergedShard,
+};
 use super::partition::Partition;
+use super::suite::{FinishOptions, SuiteOutcome, finish_blocking};
 
 /// Why a merge could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -42,14 +44,6 @@ pub enum MergeError {
         to: PathBuf,
         #[source]
         source: std::io::Error,
-    },
-    #[error(transparent)]
-    Report(#[from] reports::ReportError),
-    #[error("failed to write {path}: {source}")]
-    Corpus {
-        path: PathBuf,
-        #[source]
-        source: crate::edits::corpus::CorpusError,
     },
 }
 
@@ -72,18 +66,16 @@ impl MergeError {
 /// What a merge found and wrote.
 #[derive(Debug)]
 pub struct Merged {
-    /// The merged folder's manifest.
-    pub manifest: Manifest,
-    /// The winning record of every finished run, in report order.
-    pub records: Vec<RunRecord>,
+    /// The merged folder as a suite's outcome: the winning record of every finished run in
+    /// report order, its manifest, the report files written; its warnings say which journal
+    /// lines were skipped and whether the shards ran under different sandbox tiers.
+    pub outcome: SuiteOutcome,
     /// Runs of the plan no shard finished, in report order.
     pub missing: Vec<String>,
     /// Runs finished by more than one source, with the folders that hold them.
     pub duplicated: Vec<(String, Vec<PathBuf>)>,
     /// Shards of the partition that were not given (`hash:2/3`), when that can be told.
     pub missing_shards: Vec<String>,
-    /// Notes for the user: journal lines skipped, sandbox tiers that differ.
-    pub warnings: Vec<String>,
 }
 
 /// One folder read.
@@ -98,7 +90,7 @@ struct Source {
 pub fn merge(
     shards: &[PathBuf],
     into: &Path,
-    options: &ReportOptions,
+    options: &FinishOptions,
 ) -> Result<Merged, MergeError> {
     if shards.is_empty() {
         return Err(MergeError::NoShards);
@@ -235,18 +227,7 @@ pub fn merge(
             tiers.join(", ")
         ));
     }
-    let mut counts = Counts {
-        planned: plan.len(),
-        finished: records.len(),
-        not_started: missing.len(),
-        ..Counts::default()
-    };
-    for r in &records {
-        *counts
-            .outcomes
-            .entry(r.outcome.name().to_owned())
-            .or_default() += 1;
-    }
+    let counts = Counts::tally(plan.len(), &records, 0);
     let mut merged_from: Vec<MergedShard> = shards
         .iter()
         .enumerate()
@@ -298,29 +279,12 @@ pub fn merge(
             into.display()
         )
     });
-    let report_options = ReportOptions {
-        notice,
-        ..options.clone()
-    };
-    reports::write_report_with(into, &records, &[], &report_options)?;
-    let sorted: Vec<String> = reports::sorted(&records)
-        .iter()
-        .map(|r| r.run_dir())
-        .collect();
-    let shard_dirs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
-    crate::edits::corpus::rebuild_corpus(into, sorted.iter().map(String::as_str), &shard_dirs)
-        .map_err(|source| MergeError::Corpus {
-            path: into.join(crate::edits::corpus::CORPUS_FILE),
-            source,
-        })?;
-    manifest.write(into)?;
+    let outcome = finish_blocking(into, records, manifest, notice, options, shards, warnings);
     Ok(Merged {
-        manifest,
-        records,
+        outcome,
         missing,
         duplicated,
         missing_shards,
-        warnings,
     })
 }
 
@@ -336,7 +300,7 @@ fn check_fingerprints(sources: &[Source]) -> Result<(), MergeError> {
             .differences(&s.manifest.fingerprint)
             .iter()
             .map(|d| match d {
-                Difference::Options => {
+                FingerprintChange::Options => {
                     let found = first
                         .manifest
                         .options

@@ -18,7 +18,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::PlannedRun;
+use super::plan::PlannedRun;
 
 /// How runs are dealt out to shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,7 +126,7 @@ impl PlanOrder {
             task: run.task.id.clone(),
             provider: run.model.provider.clone(),
             model: run.model.model.clone(),
-            other_strategy: run.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY,
+            other_strategy: run.edit_strategy != crate::record::DEFAULT_EDIT_STRATEGY,
             edit_strategy: run.edit_strategy.clone(),
             epoch: run.epoch,
         }

@@ -7,7 +7,7 @@ use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::ModelSelector;
 use crate::tasks::Task;
 
-use super::RunOptions;
+use super::options::RunOptions;
 
 /// One run to make.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ pub struct PlannedRun {
 impl PlannedRun {
     /// The run's folder under the report folder (`runs/<task>--<provider>--<model>--e<epoch>`).
     pub fn run_dir(&self) -> String {
-        crate::scoring::run_dir_for(
+        crate::record::run_dir_for(
             &self.task.id,
             &self.model.provider,
             &self.model.model,
@@ -43,7 +43,7 @@ impl PlannedRun {
     /// and `#epoch` when several epochs run).
     pub fn label(&self) -> String {
         let mut label = format!("{} {}", self.task.id, self.model);
-        if self.edit_strategy != crate::scoring::DEFAULT_EDIT_STRATEGY {
+        if self.edit_strategy != crate::record::DEFAULT_EDIT_STRATEGY {
             label.push_str(&format!(" [{}]", self.edit_strategy));
         }
         if self.epoch > 1 {

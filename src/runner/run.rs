@@ -13,14 +13,19 @@ use crate::cassettes::{CassetteHeader, CassettePlan};
 use crate::edits::CorpusRecorder;
 use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
+use crate::record::{ErrorKind, RunFile, RunRecord};
 use crate::reports;
 use crate::sandbox::Scratch;
-use crate::scoring::{self, RunFile, RunRecord, ScoreInputs};
+use crate::scoring::{self, ScoreInputs};
+use crate::tasks::Task;
 use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
+use super::options::RunOptions;
+use super::plan::PlannedRun;
 use super::session::{Finished, Session};
-use super::{PlannedRun, Reporter, RunOptions, RunnerEvent, SuiteState, errored};
+use super::state::SuiteState;
+use crate::events::{Reporter, RunnerEvent};
 
 pub(super) async fn run_one(
     index: usize,
@@ -33,7 +38,7 @@ pub(super) async fn run_one(
     let task = run.task.clone();
     let strategy = match edit::parse_strategy(&run.edit_strategy) {
         Ok(strategy) => strategy,
-        Err(e) => return errored(run, "setup", format!("{e}; {}", e.hint())),
+        Err(e) => return errored(run, ErrorKind::Setup, format!("{e}; {}", e.hint())),
     };
     let plan = options.mode.plan(run.cassette.exists());
     let goes_live = match plan {
@@ -43,7 +48,7 @@ pub(super) async fn run_one(
     };
     let entry = match options.catalog.provider(&run.model.provider) {
         Ok(entry) => entry.clone(),
-        Err(e) => return errored(run, "setup", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
     let spec = match options.catalog.resolve(
         &run.model,
@@ -52,15 +57,27 @@ pub(super) async fn run_one(
         &*options.key_env,
     ) {
         Ok(spec) => spec,
-        Err(e) => return errored(run, "authentication", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Authentication, e.to_string()),
     };
     let workspace = match Workspace::create(&task, options.keep_workspaces) {
         Ok(ws) => ws,
-        Err(e) => return errored(run, "setup", format!("could not create the workspace: {e}")),
+        Err(e) => {
+            return errored(
+                run,
+                ErrorKind::Setup,
+                format!("could not create the workspace: {e}"),
+            );
+        }
     };
     let scratch = match Scratch::new() {
         Ok(dir) => dir,
-        Err(e) => return errored(run, "setup", format!("could not create a temp dir: {e}")),
+        Err(e) => {
+            return errored(
+                run,
+                ErrorKind::Setup,
+                format!("could not create a temp dir: {e}"),
+            );
+        }
     };
     let jail = options
         .sandbox
@@ -73,7 +90,7 @@ pub(super) async fn run_one(
     let redactor = options.redactor.with(spec.api_key.iter());
     let rules = match state.compare_rules(&run.task) {
         Ok(rules) => rules,
-        Err(e) => return errored(run, "setup", e),
+        Err(e) => return errored(run, ErrorKind::Setup, e),
     };
     let session = match Session::open(
         plan,
@@ -100,7 +117,7 @@ pub(super) async fn run_one(
 
     let tool_set = match ToolSet::new(&task.tools) {
         Ok(set) => Arc::new(set),
-        Err(e) => return errored(run, "setup", e.to_string()),
+        Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
     // Under `isolated` the run's tmp folder is the commands' private /tmp.
     let tmpdir = if jail.tmp_is_private() {
@@ -123,7 +140,7 @@ pub(super) async fn run_one(
     ctx.jail = jail.clone();
     let edits = Arc::new(CorpusRecorder::new(
         task.id.clone(),
-        crate::scoring::run_dir_for(
+        crate::record::run_dir_for(
             &task.id,
             &run.model.provider,
             &run.model.model,
@@ -208,8 +225,9 @@ pub(super) async fn run_one(
         &redactor,
         RunFile::new(
             record.clone(),
-            &agent_run,
-            &diff,
+            agent_run.messages.clone(),
+            agent_run.tool_calls.clone(),
+            diff.unified.clone(),
             Some(system_prompt.clone()),
             Some(strategy.name().to_owned()),
         ),
@@ -375,4 +393,49 @@ fn add_note(record: &mut RunRecord, note: String) {
         }
         None => record.detail = Some(note),
     }
+}
+
+/// The record of a run that could not start or crashed.
+pub(crate) fn errored(run: &PlannedRun, kind: ErrorKind, reason: String) -> RunRecord {
+    scoring::score_without_run(
+        &run.task,
+        ScoreInputs {
+            provider: run.model.provider.clone(),
+            model: run.model.model.clone(),
+            epoch: run.epoch,
+            edit_strategy: run.edit_strategy.clone(),
+            error: Some(reason),
+            error_kind: Some(kind),
+
+            ..Default::default()
+        },
+    )
+}
+
+/// The record of a task that has no cassette to replay (no run was planned for it).
+pub fn missing_cassette_record(task: &Task, tasks_dir: &Path, cassettes_dir: &Path) -> RunRecord {
+    let folder = cassettes_dir.join(crate::cassettes::sanitize_component(&task.id));
+    scoring::score_without_run(
+        task,
+        ScoreInputs {
+            provider: "-".into(),
+            model: "-".into(),
+            epoch: 1,
+            error: Some(format!(
+                "no cassette recorded for task `{}` in {}; record one with `{}`",
+                task.id,
+                folder.display(),
+                crate::cassettes::record_hint_in(
+                    tasks_dir,
+                    cassettes_dir,
+                    &task.id,
+                    "PROVIDER",
+                    "MODEL"
+                )
+            )),
+            error_kind: Some(ErrorKind::Cassette),
+
+            ..Default::default()
+        },
+    )
 }

@@ -22,10 +22,12 @@ use crate::cassettes::{
 };
 use crate::providers::live::LiveTransport;
 use crate::providers::transport::Transport;
+use crate::record::{ErrorKind, Outcome, RunRecord};
 use crate::sandbox::Scratch;
-use crate::scoring::{Outcome, ReplayInputs, RunRecord};
+use crate::scoring::ReplayInputs;
 
-use super::{PlannedRun, RunOptions};
+use super::options::RunOptions;
+use super::plan::PlannedRun;
 
 /// The transport of one run, kept to ask it afterwards.
 pub(super) enum Session {
@@ -53,7 +55,7 @@ pub(super) struct Findings {
 }
 
 /// An error opening a session: the record's error kind and the message.
-pub(super) type OpenError = (&'static str, String);
+pub(super) type OpenError = (ErrorKind, String);
 
 /// The placeholders of a run's host paths: the workspace, bash's output folder, and the rest of
 /// the run's scratch folders (the commands' `HOME` and `TMPDIR`).
@@ -82,7 +84,8 @@ impl Session {
             if let Some(t) = shared.get() {
                 return Ok(t.clone());
             }
-            let made = Arc::new(LiveTransport::new().map_err(|e| ("setup", e.to_string()))?);
+            let made =
+                Arc::new(LiveTransport::new().map_err(|e| (ErrorKind::Setup, e.to_string()))?);
             Ok(shared.get_or_init(|| made).clone())
         };
         let replay = |policy| -> Result<Player, OpenError> {
@@ -96,7 +99,7 @@ impl Session {
                     },
                     other => other,
                 };
-                ("cassette", e.to_string())
+                (ErrorKind::Cassette, e.to_string())
             })?;
             let h = &cassette.header;
             if crate::cassettes::cassette_path(
@@ -107,7 +110,7 @@ impl Session {
             ) != run.cassette
             {
                 return Err((
-                    "cassette",
+                    ErrorKind::Cassette,
                     format!(
                         "cassette `{}` records {}/{} for task `{}`, not {} for `{}`\nhint: rename the file or fix its header (`harness cassettes check` lists such files)",
                         run.cassette.display(),
@@ -129,6 +132,21 @@ impl Session {
                     .with_policy(policy),
             )
         };
+        // A replay answers from the file alone, so a stream recorded short is the file's fault,
+        // said before the run starts (a re-recording goes live there instead, which mends it).
+        let whole = |player: Player| -> Result<Player, OpenError> {
+            match crate::cassettes::check::broken_streams(player.cassette()).first() {
+                None => Ok(player),
+                Some(broken) => Err((
+                    crate::record::ErrorKind::Cassette,
+                    format!(
+                        "cassette `{}` is broken: {broken}\nhint: record it again with `{}`",
+                        run.cassette.display(),
+                        record_hint(run, options)
+                    ),
+                )),
+            }
+        };
         Ok(match plan {
             CassettePlan::Live => Session::Live(live()?),
             CassettePlan::Record => Session::Record(Recorder::new(
@@ -137,11 +155,11 @@ impl Session {
                 secrets,
             )),
             CassettePlan::Replay => Session::Replay {
-                player: replay(options.on_divergence)?,
+                player: whole(replay(options.on_divergence)?)?,
                 preview: false,
             },
             CassettePlan::Rerecord if options.ci => Session::Replay {
-                player: replay(OnDivergence::Stop)?,
+                player: whole(replay(OnDivergence::Stop)?)?,
                 preview: true,
             },
             CassettePlan::Rerecord => {
@@ -260,7 +278,7 @@ impl Session {
         };
         let replay = ReplayInputs {
             divergences: u32::try_from(differences.len()).unwrap_or(u32::MAX),
-            first_kind: divergence::first_kind(&differences).map(|k| k.as_str().to_owned()),
+            first_kind: divergence::first_kind(&differences),
             first_turn: divergence::first_turn(&differences),
             summary: (!differences.is_empty()).then(|| divergence::summary_line(&differences)),
             recorded: cassette.header.outcome.clone(),
@@ -323,7 +341,7 @@ impl Session {
                 if !complete {
                     return Some(Finished::NotWritten(format!(
                         "the run ended with {}, so its cassette was not written",
-                        crate::scoring::stop_label(stop)
+                        stop.label()
                     )));
                 }
                 Some(match recorder.finish(header, &target) {
@@ -342,7 +360,7 @@ impl Session {
                 if !complete {
                     return Some(Finished::NotWritten(format!(
                         "the run ended with {}, so nothing was re-recorded and `{}` is unchanged",
-                        crate::scoring::stop_label(stop),
+                        stop.label(),
                         run.cassette.display()
                     )));
                 }
@@ -370,7 +388,7 @@ fn fail_run(record: &mut RunRecord, e: CassetteError) -> Finished {
     let reason = e.to_string();
     if record.outcome != Outcome::Error {
         record.outcome = Outcome::Error;
-        record.error_kind = Some("cassette".to_owned());
+        record.error_kind = Some(ErrorKind::Cassette);
         record.reason = format!(
             "error: cassette not written: {}",
             reason.lines().next().unwrap_or_default()

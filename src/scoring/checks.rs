@@ -10,9 +10,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::record::CheckResult;
 use crate::sandbox::output::Tail;
 use crate::sandbox::{CommandSpec, Jail, Sandbox};
 use crate::tasks::{Check, CheckKind, FileAssert, Task};
@@ -22,17 +22,6 @@ pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
 
 /// How long to wait for the output pipes to close after the command's processes were killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
-
-/// The result of one check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckResult {
-    pub name: String,
-    pub passed: bool,
-    /// Why it failed (or what it saw): exit status, output tails, the missing text...
-    pub detail: String,
-    #[serde(with = "crate::agent::duration_ms")]
-    pub duration: Duration,
-}
 
 /// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest),
 /// unconfined (sandbox tier `none`).

@@ -8,6 +8,7 @@ use super::*;
 use crate::agent::LimitKind;
 use crate::conversation::{Content, Message, ToolCall, UserContent};
 use crate::providers::ProviderError;
+use crate::record::{FAILURE_KINDS, ToolCallRecord, UNREPORTED_FAILURE};
 use crate::tasks::{Check, CheckKind, FileAssert};
 use crate::tools::{
     EditFailure, EditReport, LocatedEdit, MatchTier, ToolError, ToolOutput, ToolResult,
@@ -438,14 +439,14 @@ fn an_error_run_carries_its_kind_and_retries() {
         &diff,
         ScoreInputs {
             error: Some("429 Too Many Requests".into()),
-            error_kind: Some("rate_limited".into()),
+            error_kind: Some(crate::record::ErrorKind::from_name("rate_limited")),
             retries: 4,
             attempts: 5,
             ..ScoreInputs::default()
         },
     );
     assert_eq!(given.outcome, Outcome::Error);
-    assert_eq!(given.error_kind.as_deref(), Some("rate_limited"));
+    assert_eq!(given.error_kind.map(|k| k.name()), Some("rate_limited"));
     assert_eq!((given.retries, given.attempts), (4, 5));
     assert!(given.is_infrastructure_error());
     assert!(!given.counts_for_pass_rate());
@@ -459,14 +460,14 @@ fn an_error_run_carries_its_kind_and_retries() {
         }),
     );
     let from_stop = score(&task(), &stopped, vec![], &diff, ScoreInputs::default());
-    assert_eq!(from_stop.error_kind.as_deref(), Some("overloaded"));
+    assert_eq!(from_stop.error_kind.map(|k| k.name()), Some("overloaded"));
     assert!(from_stop.is_infrastructure_error());
 
     // A refusal or in-stream error is the model's: it counts like a failure.
     let refused = agent_run(vec![], StopCause::ModelError("refused".into()));
     let model = score(&task(), &refused, vec![], &diff, ScoreInputs::default());
     assert_eq!(model.outcome, Outcome::Error);
-    assert_eq!(model.error_kind.as_deref(), Some(MODEL_ERROR));
+    assert_eq!(model.error_kind.map(|k| k.name()), Some("model_error"));
     assert!(!model.is_infrastructure_error());
     assert!(model.counts_for_pass_rate());
 
@@ -478,7 +479,7 @@ fn an_error_run_carries_its_kind_and_retries() {
             ..ScoreInputs::default()
         },
     );
-    assert_eq!(unknown.error_kind.as_deref(), Some(UNKNOWN_ERROR));
+    assert_eq!(unknown.error_kind.map(|k| k.name()), Some("unknown"));
     assert!(unknown.is_infrastructure_error());
 
     // Only error runs have a kind.
@@ -488,7 +489,7 @@ fn an_error_run_carries_its_kind_and_retries() {
         vec![check("a", true)],
         &diff,
         ScoreInputs {
-            error_kind: Some("rate_limited".into()),
+            error_kind: Some(crate::record::ErrorKind::from_name("rate_limited")),
             retries: 2,
             ..ScoreInputs::default()
         },
@@ -507,17 +508,20 @@ fn infrastructure_kinds_exclude_the_models_own_errors() {
         "stream_cut",
         "cassette",
         "setup",
-        UNKNOWN_ERROR,
+        "unknown",
     ] {
-        assert!(is_infrastructure_kind(kind), "{kind}");
+        assert!(
+            crate::record::ErrorKind::from_name(kind).is_infrastructure(),
+            "{kind}"
+        );
     }
-    assert!(!is_infrastructure_kind(MODEL_ERROR));
-    assert!(!is_infrastructure_kind("context_too_long"));
+    assert!(!crate::record::ErrorKind::from_name("model_error").is_infrastructure());
+    assert!(!crate::record::ErrorKind::from_name("context_too_long").is_infrastructure());
 }
 
 #[test]
 fn a_skipped_run_is_its_own_outcome() {
-    let rec = skipped_record(
+    let rec = crate::record::RunRecord::skipped(
         "py-fix-median",
         "openai",
         "gpt/x",

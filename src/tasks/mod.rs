@@ -3,7 +3,8 @@
 //! A suite is a folder: every subfolder not starting with `.` or `_` is one task (`task.yaml` and
 //! a `repo/` fixture folder); an optional `defaults.yaml` beside them sets suite-wide defaults.
 //! Loading is two-phase, the ripgrep way: the raw YAML is checked against the published JSON
-//! Schema ([`task_schema`]) and deserialised with `deny_unknown_fields`, then validated into a
+//! Schema ([`task_schema`], by [`schema`]'s validator of the part of JSON Schema it uses) and
+//! deserialised with `deny_unknown_fields`, then validated into a
 //! [`Task`] (checks resolved, paths checked, regexes compiled, ids unique). Every problem of every
 //! file is collected, each naming the file and the field, so one run shows them all.
 //!
@@ -25,6 +26,10 @@ use serde_json::Value;
 
 use crate::agent::Limits;
 use crate::tools::ToolSetSpec;
+
+pub mod schema;
+
+use schema::{SchemaError, Segment, Validator};
 
 /// The JSON Schema of `task.yaml` (draft 2020-12); `$defs/defaults` describes `defaults.yaml`.
 const TASK_SCHEMA: &str = include_str!("task.schema.json");
@@ -331,7 +336,8 @@ pub fn load_suite(dir: &Path) -> Result<Suite, SuiteErrors> {
 }
 
 /// Loads what can be loaded: the valid tasks, and every problem (a broken task is left out; a
-/// broken `defaults.yaml` is reported and ignored; duplicate ids keep the first folder's task).
+/// broken `defaults.yaml` is reported and ignored; of tasks sharing an id, the one in the folder
+/// named after it is kept, else the first folder's).
 pub fn load_suite_lenient(dir: &Path) -> (Vec<Task>, Vec<TaskProblem>) {
     let (_, tasks, problems) = load(dir);
     (tasks, problems)
@@ -368,29 +374,49 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
         .collect();
     folders.sort();
 
+    let loaded: Vec<(PathBuf, Task)> = folders
+        .into_iter()
+        .filter_map(|folder| {
+            let task = load_task(&folder, &defaults, &mut problems)?;
+            Some((folder, task))
+        })
+        .collect();
+    let owners = id_owners(&loaded);
     let mut tasks: Vec<Task> = Vec::new();
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for folder in folders {
-        let file = folder.join("task.yaml");
-        let Some(task) = load_task(&folder, &defaults, &mut problems) else {
-            continue;
-        };
-        if let Some(first) = seen.get(&task.id) {
+    for (folder, task) in loaded {
+        let owner = &owners[&task.id];
+        if *owner != folder {
             problems.push(TaskProblem::new(
-                &file,
+                &folder.join("task.yaml"),
                 Some("id".into()),
                 format!(
-                    "duplicate id '{}' (also used by {})",
+                    "duplicate id '{}': {} has it already; give this task an id of its own",
                     task.id,
-                    first.join("task.yaml").display()
+                    owner.join("task.yaml").display()
                 ),
             ));
             continue;
         }
-        seen.insert(task.id.clone(), folder.clone());
         tasks.push(task);
     }
     (defaults, tasks, problems)
+}
+
+/// For each id, the folder whose task keeps it when several tasks have it: the folder named
+/// after the id (a copied folder whose id was not changed is the duplicate, wherever it sorts),
+/// else the first folder.
+fn id_owners(loaded: &[(PathBuf, Task)]) -> BTreeMap<String, PathBuf> {
+    let named = |folder: &Path, id: &str| folder.file_name().is_some_and(|n| n == id);
+    let mut owners: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (folder, task) in loaded {
+        match owners.get(&task.id) {
+            Some(owner) if named(owner, &task.id) || !named(folder, &task.id) => {}
+            _ => {
+                owners.insert(task.id.clone(), folder.clone());
+            }
+        }
+    }
+    owners
 }
 
 fn load_defaults(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<SuiteDefaults> {
@@ -475,7 +501,7 @@ fn read_yaml(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<Value> {
             return None;
         }
     };
-    match serde_yaml_ng::from_str::<Value>(&text) {
+    match crate::yaml::from_str::<Value>(&text) {
         Ok(Value::Null) => {
             problems.push(TaskProblem::new(path, None, "the file is empty"));
             None
@@ -767,15 +793,15 @@ fn schema_value() -> &'static Value {
         .get_or_init(|| serde_json::from_str(TASK_SCHEMA).expect("task.schema.json is valid JSON"))
 }
 
-fn task_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+fn task_validator() -> &'static Validator {
+    static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
-        jsonschema::validator_for(schema_value()).expect("task.schema.json is a valid schema")
+        Validator::new(schema_value().clone()).expect("task.schema.json is a valid schema")
     })
 }
 
-fn defaults_validator() -> &'static jsonschema::Validator {
-    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+fn defaults_validator() -> &'static Validator {
+    static VALIDATOR: OnceLock<Validator> = OnceLock::new();
     VALIDATOR.get_or_init(|| {
         let mut schema = schema_value().clone();
         let obj = schema.as_object_mut().expect("the schema is an object");
@@ -790,22 +816,23 @@ fn defaults_validator() -> &'static jsonschema::Validator {
             obj.remove(key);
         }
         obj.insert("$ref".into(), Value::String("#/$defs/defaults".into()));
-        jsonschema::validator_for(&schema).expect("the defaults schema is valid")
+        Validator::new(schema).expect("the defaults schema is valid")
     })
 }
 
 /// Turns every schema error into a problem naming the field in `checks[0].expect_exit` form.
 fn schema_problems(
-    validator: &jsonschema::Validator,
+    validator: &Validator,
     root: &Value,
     value: &Value,
     file: &Path,
     problems: &mut Vec<TaskProblem>,
 ) {
     let mut found: Vec<TaskProblem> = validator
-        .iter_errors(value)
+        .errors(value)
+        .into_iter()
         .map(|err| {
-            let field = field_name(err.instance_path());
+            let field = field_name(&err.path);
             let message = schema_message(&err, root, &field);
             TaskProblem::new(file, (!field.is_empty()).then_some(field), message)
         })
@@ -815,17 +842,17 @@ fn schema_problems(
     problems.extend(found);
 }
 
-fn field_name(location: &jsonschema::paths::Location) -> String {
+fn field_name(path: &[Segment]) -> String {
     let mut out = String::new();
-    for segment in location.iter() {
+    for segment in path {
         match segment {
-            jsonschema::paths::LocationSegment::Property(name) => {
+            Segment::Property(name) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&name);
+                out.push_str(name);
             }
-            jsonschema::paths::LocationSegment::Index(i) => out.push_str(&format!("[{i}]")),
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
         }
     }
     out
@@ -853,9 +880,9 @@ fn expected_fields(root: &Value, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn schema_message(err: &jsonschema::ValidationError<'_>, root: &Value, field: &str) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    match err.kind() {
+fn schema_message(err: &SchemaError<'_>, root: &Value, field: &str) -> String {
+    use schema::ErrorKind as K;
+    match &err.kind {
         K::AdditionalProperties { unexpected } => {
             let expected = expected_fields(root, field);
             let names = unexpected
@@ -877,32 +904,23 @@ fn schema_message(err: &jsonschema::ValidationError<'_>, root: &Value, field: &s
                 )
             }
         }
-        K::Required { property } => match property.as_str() {
-            Some(name) => format!("missing field '{name}'"),
-            None => format!("missing field {property}"),
-        },
+        K::Required { property } => format!("missing field '{property}'"),
         K::MinItems { .. } if field == "checks" => "at least one check is required".to_owned(),
-        K::Type { kind } => {
-            let expected = match kind {
-                jsonschema::error::TypeKind::Single(t) => t.to_string(),
-                jsonschema::error::TypeKind::Multiple(ts) => format!("{ts:?}"),
-            };
-            format!("expected {expected}, got {}", short_json(err.instance()))
-        }
-        K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } if field.ends_with("tools") => {
+        K::Type { expected } => format!("expected {expected}, got {}", short_json(&err.instance)),
+        K::OneOfNotValid | K::OneOfMultipleValid if field.ends_with("tools") => {
             format!(
                 "expected `coding`, `readonly` or a list of tool names ({}), got {}",
                 TOOL_NAMES.join(", "),
-                short_json(err.instance())
+                short_json(&err.instance)
             )
         }
         K::Enum { options } => format!(
             "expected one of {options}, got {}",
-            short_json(err.instance())
+            short_json(&err.instance)
         ),
         K::Pattern { pattern } if field == "id" => format!(
             "{} is not a valid id: use lowercase letters, digits, '-' and '_' (pattern {pattern})",
-            short_json(err.instance())
+            short_json(&err.instance)
         ),
         _ => err.to_string(),
     }

@@ -280,7 +280,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
         "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
-        "dup-2/task.yaml: id: duplicate id 'same' (also used by dup-1/task.yaml)",
+        "dup-2/task.yaml: id: duplicate id 'same': dup-1/task.yaml has it already; give this task an id of its own",
         "empty/task.yaml: missing task.yaml",
     ];
     for line in expected {
@@ -327,17 +327,44 @@ fn every_problem_of_every_file_is_reported_at_once() {
 }
 
 #[test]
+fn a_copied_task_is_the_duplicate_wherever_it_sorts() {
+    // `py-median` copied to `aa-copy` and `zz-copy` without changing the id: the copies are the
+    // duplicates, and the error names each copy and the task it copies.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let yaml = "id: py-median\nprompt: p\nchecks: [{run: 'true'}]\n";
+    for folder in ["aa-copy", "py-median", "zz-copy"] {
+        task_dir(root, folder, yaml);
+    }
+    let (tasks, problems) = load_suite_lenient(root);
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].dir, root.join("py-median"));
+    let shown: Vec<String> = messages(&problems)
+        .into_iter()
+        .map(|m| m.replace(&format!("{}/", root.display()), ""))
+        .collect();
+    let dup = |copy: &str| {
+        format!(
+            "{copy}/task.yaml: id: duplicate id 'py-median': py-median/task.yaml has it already; \
+             give this task an id of its own"
+        )
+    };
+    assert_eq!(shown, [dup("aa-copy"), dup("zz-copy")]);
+}
+
+#[test]
 fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = schema::Validator::new(schema).unwrap();
     let good = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true"}]});
     assert!(validator.is_valid(&good));
     let bad = serde_json::json!({"id": "a", "prompt": "p", "checks": [{"run": "true", "expect_exit": "0"}], "limits": {"turns": -1}});
     let errors: Vec<String> = validator
-        .iter_errors(&bad)
-        .map(|e| e.instance_path().to_string())
+        .errors(&bad)
+        .iter()
+        .map(|e| field_name(&e.path))
         .collect();
-    assert_eq!(errors, ["/checks/0/expect_exit", "/limits/turns"]);
+    assert_eq!(errors, ["checks[0].expect_exit", "limits.turns"]);
 }
 
 #[test]
@@ -431,7 +458,11 @@ fn filters_by_glob_and_tag() {
 fn the_schema_is_published_and_valid() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
     assert_eq!(schema["title"], "harness task");
-    assert!(jsonschema::meta::is_valid(&schema));
+    // The validator refuses a schema with a keyword it does not implement, a misspelt type or a
+    // reference that leads nowhere: the published schema has none.
+    if let Err(err) = schema::Validator::new(schema) {
+        panic!("{err}");
+    }
 }
 
 #[test]
@@ -510,4 +541,147 @@ fn fixture_symlinks_that_leave_the_fixture_are_refused() {
         ),
         "{shown:#?}"
     );
+}
+
+/// Every kind of schema problem a `task.yaml` or `defaults.yaml` can have, with the messages
+/// users see. Accepted while the schema was checked by the `jsonschema` crate, so a change of
+/// validator shows here as a changed message.
+#[test]
+fn schema_problems_read_as_before() {
+    const TASKS: &[(&str, &str)] = &[
+        ("not-a-mapping", "- a\n- b\n"),
+        ("a-scalar", "hello\n"),
+        ("nothing-required", "{}\n"),
+        (
+            "unknown-fields",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nfoo: 1\nbar: 2\n",
+        ),
+        (
+            "one-unknown-field",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nturns: 3\n",
+        ),
+        (
+            "wrong-types",
+            "id: 3\nprompt: []\nsystem_prompt: 1\nchecks: {}\nlimits: []\ntags: x\nnormalize: {}\nnormalize_defaults: 'yes'\nenv: []\n",
+        ),
+        ("bad-id", "id: Bad Id\nprompt: p\nchecks: [{run: 'true'}]\n"),
+        (
+            "long-bad-id",
+            "id: ThisIdIsFarTooLongAndHasCapitalsInItSoTheMessageMustCutItShortSomewhere\nprompt: p\nchecks: [{run: 'true'}]\n",
+        ),
+        (
+            "unicode-id",
+            "id: médian\nprompt: p\nchecks: [{run: 'true'}]\n",
+        ),
+        (
+            "empty-prompt",
+            "id: a\nprompt: ''\nchecks: [{run: 'true'}]\n",
+        ),
+        ("no-checks", "id: a\nprompt: p\nchecks: []\n"),
+        (
+            "check-fields",
+            "id: a\nprompt: p\nchecks:\n  - {run: '', expect_exit: '0', timeout_seconds: 0, file: '', exists: 'yes', contains: 1, not_contains: [], equals_file: '', nme: x}\n",
+        ),
+        (
+            "checks-not-objects",
+            "id: a\nprompt: p\nchecks: [1, x, null]\n",
+        ),
+        (
+            "limits",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nlimits: {turns: 0, wall_seconds: -5, tokens: 1.5, turn: 3}\n",
+        ),
+        (
+            "float-limit",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nlimits: {turns: 3.0}\n",
+        ),
+        (
+            "tags",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntags: [1, '', x]\n",
+        ),
+        (
+            "normalize",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nnormalize: [{pattern: ''}, {replacement: 1, extra: 2}, x]\n",
+        ),
+        (
+            "tools-unknown-set",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: all\n",
+        ),
+        (
+            "tools-empty",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: []\n",
+        ),
+        (
+            "tools-repeated",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: [read, read]\n",
+        ),
+        (
+            "tools-unknown-name",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: [read, nope]\n",
+        ),
+        (
+            "tools-number",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: 3\n",
+        ),
+        (
+            "tools-mapping",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\ntools: {a: 1}\n",
+        ),
+        (
+            "env",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nenv: {1X: a, OK: 3, bad-name: [], GOOD: x}\n",
+        ),
+        (
+            "normalize-defaults",
+            "id: a\nprompt: p\nchecks: [{run: 'true'}]\nnormalize_defaults: 1\n",
+        ),
+        (
+            "valid",
+            "id: a\nprompt: p\nchecks: [{run: 'true', expect_exit: 3, timeout_seconds: 1}]\ntools: [read, ls]\nlimits: {turns: 1, wall_seconds: 1, tokens: 1}\nenv: {A_1: x}\n",
+        ),
+    ];
+    const DEFAULTS: &[(&str, &str)] = &[
+        ("a-list", "- a\n"),
+        ("unknown-fields", "prompt: no\nid: x\n"),
+        (
+            "wrong-values",
+            "limits: {turn: 3, tokens: 0}\nchecks_timeout_seconds: 0\ntools: x\ntags: ['']\nnormalize: [{pattern: 1}]\nnormalize_defaults: no-thanks\nsystem_prompt: [1]\n",
+        ),
+        ("timeout-string", "checks_timeout_seconds: '5'\n"),
+        ("valid", "checks_timeout_seconds: 5\ntools: readonly\n"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let shown = |problems: &[TaskProblem]| {
+        messages(problems)
+            .iter()
+            .map(|m| m.replace(&format!("{}/", dir.path().display()), ""))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut out = String::new();
+    for (name, yaml) in TASKS {
+        task_dir(dir.path(), name, yaml);
+        let mut problems = Vec::new();
+        let loaded = load_task(
+            &dir.path().join(name),
+            &SuiteDefaults::default(),
+            &mut problems,
+        );
+        assert_eq!(loaded.is_some(), problems.is_empty(), "{name}");
+        out.push_str(&format!(
+            "## task {name}\n{yaml}--\n{}\n\n",
+            shown(&problems)
+        ));
+    }
+    for (name, yaml) in DEFAULTS {
+        let path = dir.path().join(format!("{name}.yaml"));
+        write(&path, yaml);
+        let mut problems = Vec::new();
+        let loaded = load_defaults(&path, &mut problems);
+        assert_eq!(loaded.is_some(), problems.is_empty(), "{name}");
+        out.push_str(&format!(
+            "## defaults {name}\n{yaml}--\n{}\n\n",
+            shown(&problems)
+        ));
+    }
+    insta::assert_snapshot!(out);
 }

@@ -16,8 +16,8 @@
 //! to the connection (so the count never includes a request the client could already have
 //! finished reading).
 //!
-//! Shares the wire formats with [`super::scripted_server`]; depends on `providers` (for
-//! [`ApiKind`] and SSE encoding) and on hyper. Nothing depends on it but tests and benchmarks.
+//! Shares the replies with [`super::scripted_server`] (each wire format's own rendering); depends
+//! on `providers` and on hyper. Nothing depends on it but tests and benchmarks.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -34,11 +34,12 @@ use hyper::{Request, Response};
 use serde_json::{Value, json};
 
 use super::scripted_server::{
-    Body, ScriptedToolCall, ScriptedUsage, Turn, base_url_for, error_body, full, reply_events,
-    request_model, route, serve,
+    Body, ScriptedToolCall, ScriptedUsage, Turn, base_url_for, full, reply_events, request_model,
+    route, serve,
 };
 use crate::providers::ApiKind;
 use crate::providers::sse::encode_event;
+use crate::providers::wire::{ParsedMessage, ParsedMessageKind};
 
 /// Which requests are answered `429`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -277,13 +278,16 @@ async fn handle(
         if let Some(ms) = config.retry_after_ms {
             builder = builder.header("retry-after-ms", ms.to_string());
         }
-        let chunk = Bytes::from(error_body(api, 429, "load server: rate limited"));
+        let chunk = Bytes::from(
+            api.wire()
+                .render_error_body(429, "load server: rate limited"),
+        );
         return Ok(builder
             .body(guarded(vec![chunk], guard, None))
             .expect("valid response"));
     }
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let model = request_model(&path, &body, "load");
+    let model = request_model(api, &path, &body, "load");
     let earlier_turns = earlier_turns(api, &body);
     let turn = if earlier_turns + 1 < config.turns_per_run {
         Turn {
@@ -321,20 +325,12 @@ async fn handle(
         .expect("valid response"))
 }
 
-/// How many model turns the conversation in `body` already has: assistant messages (Anthropic,
-/// OpenAI Chat), `model` contents (Gemini), or function calls (OpenAI Responses, where every
-/// earlier turn of a load-server conversation is exactly one tool call).
+/// How many model turns the conversation in `body` already has: its assistant messages, as the
+/// API's format reads the request.
 fn earlier_turns(api: ApiKind, body: &Value) -> usize {
-    let (list, key, value) = match api {
-        ApiKind::AnthropicMessages | ApiKind::OpenaiCompletions => {
-            ("messages", "role", "assistant")
-        }
-        ApiKind::GoogleGenerativeAi => ("contents", "role", "model"),
-        ApiKind::OpenaiResponses => ("input", "type", "function_call"),
-    };
-    body[list]
-        .as_array()
-        .map_or(0, |items| items.iter().filter(|m| m[key] == value).count())
+    let request = api.wire().parse_request(body);
+    let assistant = |m: &&ParsedMessage| matches!(m.kind, ParsedMessageKind::Assistant { .. });
+    request.messages.iter().filter(assistant).count()
 }
 
 /// A body streaming `chunks` that leaves flight as its last chunk is handed over (counting a

@@ -35,8 +35,10 @@
 //!     # UNAVAILABLE)
 //! ```
 //!
-//! Depends on `providers` (for [`ApiKind`] and SSE encoding) and on hyper; nothing depends on it
-//! but tests and cassette production.
+//! The replies are each wire format's own rendering of a neutral reply
+//! ([`crate::providers::wire::WireFormat::render_turn`]): this server knows no format, it turns a
+//! script turn into an [`AssistantMessage`] and asks the format. Depends on `providers` and on
+//! hyper; nothing depends on it but tests and cassette production.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -52,8 +54,10 @@ use hyper::{Request, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::conversation::{AssistantBlock, AssistantMessage, StopReason, ToolCall, Usage};
 use crate::providers::ApiKind;
 use crate::providers::sse::{SseEvent, encode_event};
+use crate::providers::wire::{RenderOptions, StreamError};
 
 /// A script: the assistant turns, served in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,14 +325,10 @@ pub async fn start_from(script: Script, api: ApiKind, first_turn: usize) -> Scri
     }
 }
 
-/// `http://ADDR` for Anthropic (whose paths start with `/v1`), `http://ADDR/v1` for both OpenAI
-/// APIs, `http://ADDR/v1beta` for Gemini.
+/// `http://ADDR` followed by the API's base path: nothing for Anthropic (whose paths start with
+/// `/v1`), `/v1` for both OpenAI APIs, `/v1beta` for Gemini.
 pub(super) fn base_url_for(addr: SocketAddr, api: ApiKind) -> String {
-    match api {
-        ApiKind::AnthropicMessages => format!("http://{addr}"),
-        ApiKind::OpenaiCompletions | ApiKind::OpenaiResponses => format!("http://{addr}/v1"),
-        ApiKind::GoogleGenerativeAi => format!("http://{addr}/v1beta"),
-    }
+    format!("http://{addr}{}", api.wire().base_path())
 }
 
 /// Binds a free port of 127.0.0.1 and serves HTTP/1.1 there with `handler`, one task per
@@ -371,24 +371,24 @@ where
 /// Which API a request is for, by method and path (query ignored); `None` for anything else.
 pub(super) fn route(method: &str, path: &str) -> Option<ApiKind> {
     let route = path.split('?').next().unwrap_or("");
-    match (method, route) {
-        ("POST", "/v1/messages") => Some(ApiKind::AnthropicMessages),
-        ("POST", "/chat/completions" | "/v1/chat/completions") => Some(ApiKind::OpenaiCompletions),
-        ("POST", "/responses" | "/v1/responses") => Some(ApiKind::OpenaiResponses),
-        ("POST", _) if gemini_route(route).is_some() => Some(ApiKind::GoogleGenerativeAi),
-        _ => None,
-    }
+    ApiKind::ALL
+        .into_iter()
+        .find(|api| api.wire().is_endpoint(method, route))
 }
 
 /// The model a request names: in the path for Gemini, else the body's `model`, else `default`.
-pub(super) fn request_model(path: &str, body: &Value, default: &str) -> String {
-    gemini_route(path.split('?').next().unwrap_or(""))
+pub(super) fn request_model(api: ApiKind, path: &str, body: &Value, default: &str) -> String {
+    api.wire()
+        .model_in_path(path.split('?').next().unwrap_or(""))
+        .map(|(model, _)| model)
         .or_else(|| body["model"].as_str().map(str::to_owned))
         .unwrap_or_else(|| default.to_owned())
 }
 
 /// The SSE events of a complete reply to `turn` (the `turn_no`th of its conversation, its first
-/// tool call numbered `first_call_no`) in `api`'s wire format.
+/// tool call numbered `first_call_no`) in `api`'s wire format: the turn as a neutral reply
+/// (thinking, text, tool calls, in that order, without ids), rendered by the format, which mints
+/// the ids. A raw stop reason is sent as it is; an `error_event` fault ends the stream with it.
 pub(super) fn reply_events(
     api: ApiKind,
     turn: &Turn,
@@ -397,19 +397,63 @@ pub(super) fn reply_events(
     model: String,
     usage: ScriptedUsage,
 ) -> Vec<SseEvent> {
-    let reply = Reply {
-        turn,
-        turn_no,
-        first_call_no,
-        model,
-        usage,
-    };
-    match api {
-        ApiKind::AnthropicMessages => anthropic_events(&reply),
-        ApiKind::OpenaiCompletions => openai_events(&reply),
-        ApiKind::OpenaiResponses => responses_events(&reply),
-        ApiKind::GoogleGenerativeAi => gemini_events(&reply),
+    let mut content = Vec::new();
+    if let Some(thinking) = &turn.thinking {
+        content.push(AssistantBlock::Thinking {
+            thinking: thinking.clone(),
+            signature: None,
+            redacted: false,
+        });
     }
+    if let Some(text) = &turn.text {
+        content.push(AssistantBlock::Text {
+            text: text.clone(),
+            signature: None,
+        });
+    }
+    for call in &turn.tool_calls {
+        content.push(AssistantBlock::ToolCall(ToolCall {
+            id: String::new(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            thought_signature: None,
+        }));
+    }
+    let (stop_reason, wire_stop_reason) = match turn.stop_reason.as_deref() {
+        None if turn.tool_calls.is_empty() => (StopReason::Stop, None),
+        None | Some("toolUse") => (StopReason::ToolUse, None),
+        Some("stop") => (StopReason::Stop, None),
+        Some("length") => (StopReason::Length, None),
+        Some(raw) => (StopReason::Stop, Some(raw.to_owned())),
+    };
+    let reply = AssistantMessage {
+        content,
+        api: api.as_str().to_owned(),
+        provider: "scripted".to_owned(),
+        model,
+        usage: Usage {
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write: usage.cache_write,
+            total_tokens: usage.input + usage.output + usage.cache_read + usage.cache_write,
+        },
+        stop_reason,
+        error_message: None,
+        response_id: None,
+    };
+    let fault = turn.fault.as_ref();
+    let options = RenderOptions {
+        wire_stop_reason,
+        stream_error: fault.and_then(|f| {
+            Some(StreamError {
+                message: f.error_event.clone()?,
+                kind: f.error_type.clone(),
+            })
+        }),
+        ..RenderOptions::new(turn_no, first_call_no)
+    };
+    api.wire().render_turn(&reply, &options)
 }
 
 pub(super) type Body = UnsyncBoxBody<Bytes, std::io::Error>;
@@ -452,9 +496,9 @@ async fn handle(
     };
     let body = serde_json::from_slice::<Value>(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-    let api = route(&method, &path);
-    let model = request_model(&path, &body, "scripted");
-    let (turn_no, prev_prompt) = {
+    let routed =
+        route(&method, &path).map(|api| (api, request_model(api, &path, &body, "scripted")));
+    let (api, model, turn_no, prev_prompt) = {
         let mut st = state.lock().expect("state lock");
         st.requests.push(ReceivedRequest {
             method: method.clone(),
@@ -462,20 +506,19 @@ async fn handle(
             headers,
             body,
         });
-        if api.is_none() {
+        let Some((api, model)) = routed else {
             return Ok(full(
                 404,
                 "text/plain",
                 format!("no route for {method} {path}"),
             ));
-        }
+        };
         let n = st.served;
         st.served += 1;
         let prev = st.prev_prompt_tokens;
         st.prev_prompt_tokens = bytes.len() as u64 / 4;
-        (n, prev)
+        (api, model, n, prev)
     };
-    let api = api.expect("routed");
     let Some(turn) = script.turns.get(turn_no) else {
         let message = format!(
             "scripted server: request {} has no turn left (the script has {} turns)",
@@ -485,7 +528,7 @@ async fn handle(
         return Ok(full(
             400,
             "application/json",
-            error_body(api, 400, &message),
+            api.wire().render_error_body(400, &message),
         ));
     };
     let first_call_no = script.turns[..turn_no]
@@ -501,7 +544,7 @@ async fn handle(
                 fault
                     .body
                     .clone()
-                    .unwrap_or_else(|| error_body(api, status, "scripted fault")),
+                    .unwrap_or_else(|| api.wire().render_error_body(status, "scripted fault")),
             );
             if let Some(secs) = fault.retry_after {
                 resp.headers_mut().insert(
@@ -542,16 +585,6 @@ async fn handle(
     Ok(sse_response(events, ending))
 }
 
-/// The model of a Gemini route, `/models/{model}:streamGenerateContent` (optionally under
-/// `/v1beta`).
-fn gemini_route(route: &str) -> Option<String> {
-    let rest = route
-        .strip_prefix("/v1beta/models/")
-        .or_else(|| route.strip_prefix("/models/"))?;
-    let model = rest.strip_suffix(":streamGenerateContent")?;
-    (!model.is_empty() && !model.contains('/')).then(|| model.to_owned())
-}
-
 enum Ending {
     Complete,
     Cut,
@@ -584,70 +617,6 @@ fn sse_response(events: Vec<SseEvent>, ending: Ending) -> Response<Body> {
         .expect("valid response")
 }
 
-/// The API's JSON error body for a status.
-pub(super) fn error_body(api: ApiKind, status: u16, message: &str) -> String {
-    let kind = match status {
-        400 => "invalid_request_error",
-        401 => "authentication_error",
-        403 => "permission_error",
-        404 => "not_found_error",
-        429 => "rate_limit_error",
-        529 | 503 => "overloaded_error",
-        _ => "api_error",
-    };
-    match api {
-        ApiKind::AnthropicMessages => {
-            json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
-        }
-        ApiKind::OpenaiCompletions | ApiKind::OpenaiResponses => {
-            json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
-                .to_string()
-        }
-        ApiKind::GoogleGenerativeAi => {
-            json!({"error": {"code": status, "message": message, "status": google_status(status)}})
-                .to_string()
-        }
-    }
-}
-
-/// Google's status name for an HTTP status.
-fn google_status(status: u16) -> &'static str {
-    match status {
-        400 => "INVALID_ARGUMENT",
-        401 => "UNAUTHENTICATED",
-        403 => "PERMISSION_DENIED",
-        404 => "NOT_FOUND",
-        429 => "RESOURCE_EXHAUSTED",
-        503 => "UNAVAILABLE",
-        _ => "INTERNAL",
-    }
-}
-
-struct Reply<'a> {
-    turn: &'a Turn,
-    turn_no: usize,
-    first_call_no: usize,
-    model: String,
-    usage: ScriptedUsage,
-}
-
-impl Reply<'_> {
-    /// The scripted error event's message and error type (`default` unless the script names one).
-    fn error_event<'s>(&'s self, default: &'s str) -> Option<(&'s str, &'s str)> {
-        let fault = self.turn.fault.as_ref()?;
-        let message = fault.error_event.as_deref()?;
-        Some((message, fault.error_type.as_deref().unwrap_or(default)))
-    }
-
-    fn calls(&self) -> impl Iterator<Item = (usize, &ScriptedToolCall)> {
-        self.turn
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (self.first_call_no + i, c))
-    }
-}
-
 /// Deterministic usage: prompt = body bytes / 4; the previous request's prompt (capped) counts as
 /// cache reads, a quarter of the rest as uncached input and the remainder as cache writes; output
 /// = reply characters / 4 (at least 1).
@@ -673,475 +642,50 @@ fn usage_for(turn: &Turn, prompt: u64, prev_prompt: u64) -> ScriptedUsage {
     }
 }
 
-/// Splits text into pieces of at most `n` chars, as deltas arrive.
-fn pieces(text: &str, n: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
-    }
-    chars.chunks(n).map(|c| c.iter().collect()).collect()
-}
-
-fn wire_stop_reason(api: ApiKind, turn: &Turn) -> String {
-    let has_calls = !turn.tool_calls.is_empty();
-    let pi = turn
-        .stop_reason
-        .clone()
-        .unwrap_or_else(|| if has_calls { "toolUse" } else { "stop" }.to_owned());
-    let (anthropic, openai, responses, gemini) = match pi.as_str() {
-        "stop" => ("end_turn", "stop", "completed", "STOP"),
-        "length" => ("max_tokens", "length", "incomplete", "MAX_TOKENS"),
-        "toolUse" => ("tool_use", "tool_calls", "completed", "STOP"),
-        raw => (raw, raw, raw, raw),
-    };
-    match api {
-        ApiKind::AnthropicMessages => anthropic.to_owned(),
-        ApiKind::OpenaiCompletions => openai.to_owned(),
-        ApiKind::OpenaiResponses => responses.to_owned(),
-        ApiKind::GoogleGenerativeAi => gemini.to_owned(),
-    }
-}
-
-fn anthropic_events(r: &Reply) -> Vec<SseEvent> {
-    let ev = |name: &str, data: Value| SseEvent::named(name, data.to_string());
-    let u = r.usage;
-    let mut out = vec![
-        ev(
-            "message_start",
-            json!({"type": "message_start", "message": {
-                "id": format!("msg_{:02}", r.turn_no), "type": "message", "role": "assistant",
-                "model": r.model, "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": u.input, "cache_creation_input_tokens": u.cache_write,
-                          "cache_read_input_tokens": u.cache_read, "output_tokens": 1}}}),
-        ),
-        ev("ping", json!({"type": "ping"})),
-    ];
-    if let Some((msg, kind)) = r.error_event("overloaded_error") {
-        out.push(ev(
-            "error",
-            json!({"type": "error", "error": {"type": kind, "message": msg}}),
-        ));
-        return out;
-    }
-    let mut index = 0;
-    let mut block = |out: &mut Vec<SseEvent>, start: Value, deltas: Vec<Value>| {
-        out.push(ev(
-            "content_block_start",
-            json!({"type": "content_block_start", "index": index, "content_block": start}),
-        ));
-        for d in deltas {
-            out.push(ev(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": index, "delta": d}),
-            ));
-        }
-        out.push(ev(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
-        index += 1;
-    };
-    if let Some(thinking) = &r.turn.thinking {
-        let mut deltas: Vec<Value> = pieces(thinking, 24)
-            .into_iter()
-            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
-            .collect();
-        deltas
-            .push(json!({"type": "signature_delta", "signature": format!("sig_{:02}", r.turn_no)}));
-        block(
-            &mut out,
-            json!({"type": "thinking", "thinking": "", "signature": ""}),
-            deltas,
-        );
-    }
-    if let Some(text) = &r.turn.text {
-        let deltas = pieces(text, 24)
-            .into_iter()
-            .map(|p| json!({"type": "text_delta", "text": p}))
-            .collect();
-        block(&mut out, json!({"type": "text", "text": ""}), deltas);
-    }
-    for (no, call) in r.calls() {
-        let deltas = pieces(&call.arguments.to_string(), 24)
-            .into_iter()
-            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
-            .collect();
-        block(
-            &mut out,
-            json!({"type": "tool_use", "id": format!("toolu_{no:02}"), "name": call.name, "input": {}}),
-            deltas,
-        );
-    }
-    out.push(ev(
-        "message_delta",
-        json!({"type": "message_delta",
-               "delta": {"stop_reason": wire_stop_reason(ApiKind::AnthropicMessages, r.turn), "stop_sequence": null},
-               "usage": {"output_tokens": u.output}}),
-    ));
-    out.push(ev("message_stop", json!({"type": "message_stop"})));
-    out
-}
-
-fn openai_events(r: &Reply) -> Vec<SseEvent> {
-    let id = format!("chatcmpl-{:02}", r.turn_no);
-    let chunk = |delta: Value, finish: Value| {
-        SseEvent::data(
-            json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
-                   "model": r.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            .to_string(),
-        )
-    };
-    let mut out = vec![chunk(json!({"role": "assistant"}), Value::Null)];
-    if let Some((msg, kind)) = r.error_event("server_error") {
-        out.push(SseEvent::data(
-            json!({"error": {"message": msg, "type": kind, "param": null, "code": null}})
-                .to_string(),
-        ));
-        return out;
-    }
-    if let Some(thinking) = &r.turn.thinking {
-        for p in pieces(thinking, 24) {
-            out.push(chunk(json!({"reasoning_content": p}), Value::Null));
-        }
-    }
-    if let Some(text) = &r.turn.text {
-        for p in pieces(text, 24) {
-            out.push(chunk(json!({"content": p}), Value::Null));
-        }
-    }
-    for (i, (no, call)) in r.calls().enumerate() {
-        out.push(chunk(
-            json!({"tool_calls": [{"index": i, "id": format!("call_{no:02}"), "type": "function",
-                                   "function": {"name": call.name, "arguments": ""}}]}),
-            Value::Null,
-        ));
-        for p in pieces(&call.arguments.to_string(), 24) {
-            out.push(chunk(
-                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
-                Value::Null,
-            ));
-        }
-    }
-    out.push(chunk(
-        json!({}),
-        json!(wire_stop_reason(ApiKind::OpenaiCompletions, r.turn)),
-    ));
-    let u = r.usage;
-    let prompt = u.input + u.cache_read + u.cache_write;
-    let mut details = json!({"cached_tokens": u.cache_read + u.cache_write});
-    if u.cache_write > 0 {
-        details["cache_write_tokens"] = json!(u.cache_write);
-    }
-    out.push(SseEvent::data(
-        json!({"id": id, "object": "chat.completion.chunk", "created": 1_700_000_000,
-               "model": r.model, "choices": [],
-               "usage": {"prompt_tokens": prompt, "completion_tokens": u.output,
-                         "total_tokens": prompt + u.output, "prompt_tokens_details": details}})
-        .to_string(),
-    ));
-    out.push(SseEvent::data("[DONE]"));
-    out
-}
-
-/// OpenAI Responses events: `response.created`, then one output item per reasoning summary,
-/// message and function call (added, deltas, done), then `response.completed` (or
-/// `response.failed` for the raw stop reason `failed`). Every event carries its type as the SSE
-/// event name too, as OpenAI sends them.
-fn responses_events(r: &Reply) -> Vec<SseEvent> {
-    let mut seq = 0u64;
-    let mut out = Vec::new();
-    let mut ev = |out: &mut Vec<SseEvent>, mut data: Value| {
-        data["sequence_number"] = json!(seq);
-        seq += 1;
-        let name = data["type"].as_str().unwrap_or("").to_owned();
-        out.push(SseEvent::named(name, data.to_string()));
-    };
-    let id = format!("resp_{:02}", r.turn_no);
-    let response = |status: &str, output: Value| {
-        json!({"id": id, "object": "response", "created_at": 1_700_000_000, "status": status,
-               "model": r.model, "output": output})
-    };
-    ev(
-        &mut out,
-        json!({"type": "response.created", "response": response("in_progress", json!([]))}),
-    );
-    if let Some((msg, kind)) = r.error_event("server_error") {
-        ev(
-            &mut out,
-            json!({"type": "error", "code": kind, "message": msg, "param": null}),
-        );
-        return out;
-    }
-    let mut output = Vec::new();
-    let mut index = 0;
-    if let Some(thinking) = &r.turn.thinking {
-        let item_id = format!("rs_{:02}", r.turn_no);
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.added", "output_index": index,
-                   "item": {"type": "reasoning", "id": item_id, "summary": []}}),
-        );
-        ev(
-            &mut out,
-            json!({"type": "response.reasoning_summary_part.added", "item_id": item_id,
-                   "output_index": index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
-        );
-        for p in pieces(thinking, 24) {
-            ev(
-                &mut out,
-                json!({"type": "response.reasoning_summary_text.delta", "item_id": item_id,
-                       "output_index": index, "summary_index": 0, "delta": p}),
-            );
-        }
-        ev(
-            &mut out,
-            json!({"type": "response.reasoning_summary_text.done", "item_id": item_id,
-                   "output_index": index, "summary_index": 0, "text": thinking}),
-        );
-        ev(
-            &mut out,
-            json!({"type": "response.reasoning_summary_part.done", "item_id": item_id,
-                   "output_index": index, "summary_index": 0,
-                   "part": {"type": "summary_text", "text": thinking}}),
-        );
-        let item = json!({"type": "reasoning", "id": item_id,
-                          "summary": [{"type": "summary_text", "text": thinking}],
-                          "encrypted_content": format!("enc_{:02}", r.turn_no)});
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
-        );
-        output.push(item);
-        index += 1;
-    }
-    if let Some(text) = &r.turn.text {
-        let item_id = format!("msg_{:02}", r.turn_no);
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.added", "output_index": index,
-                   "item": {"type": "message", "id": item_id, "status": "in_progress",
-                            "role": "assistant", "content": []}}),
-        );
-        ev(
-            &mut out,
-            json!({"type": "response.content_part.added", "item_id": item_id, "output_index": index,
-                   "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
-        );
-        for p in pieces(text, 24) {
-            ev(
-                &mut out,
-                json!({"type": "response.output_text.delta", "item_id": item_id,
-                       "output_index": index, "content_index": 0, "delta": p}),
-            );
-        }
-        ev(
-            &mut out,
-            json!({"type": "response.output_text.done", "item_id": item_id, "output_index": index,
-                   "content_index": 0, "text": text}),
-        );
-        let part = json!({"type": "output_text", "text": text, "annotations": []});
-        ev(
-            &mut out,
-            json!({"type": "response.content_part.done", "item_id": item_id, "output_index": index,
-                   "content_index": 0, "part": part}),
-        );
-        let item = json!({"type": "message", "id": item_id, "status": "completed",
-                          "role": "assistant", "content": [part]});
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
-        );
-        output.push(item);
-        index += 1;
-    }
-    for (no, call) in r.calls() {
-        let item_id = format!("fc_{no:02}");
-        let call_id = format!("call_{no:02}");
-        let args = call.arguments.to_string();
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.added", "output_index": index,
-                   "item": {"type": "function_call", "id": item_id, "call_id": call_id,
-                            "name": call.name, "arguments": "", "status": "in_progress"}}),
-        );
-        for p in pieces(&args, 24) {
-            ev(
-                &mut out,
-                json!({"type": "response.function_call_arguments.delta", "item_id": item_id,
-                       "output_index": index, "delta": p}),
-            );
-        }
-        ev(
-            &mut out,
-            json!({"type": "response.function_call_arguments.done", "item_id": item_id,
-                   "output_index": index, "arguments": args}),
-        );
-        let item = json!({"type": "function_call", "id": item_id, "call_id": call_id,
-                          "name": call.name, "arguments": args, "status": "completed"});
-        ev(
-            &mut out,
-            json!({"type": "response.output_item.done", "output_index": index, "item": item}),
-        );
-        output.push(item);
-        index += 1;
-    }
-    let status = wire_stop_reason(ApiKind::OpenaiResponses, r.turn);
-    if status == "failed" {
-        let mut failed = response("failed", Value::Array(output));
-        failed["error"] = json!({"code": "server_error", "message": "scripted failure"});
-        ev(
-            &mut out,
-            json!({"type": "response.failed", "response": failed}),
-        );
-        return out;
-    }
-    let u = r.usage;
-    // Responses has no cache writes: they count as plain input.
-    let input = u.input + u.cache_read + u.cache_write;
-    let mut done = response(&status, Value::Array(output));
-    if status == "incomplete" {
-        done["incomplete_details"] = json!({"reason": "max_output_tokens"});
-    }
-    done["usage"] = json!({"input_tokens": input,
-                           "input_tokens_details": {"cached_tokens": u.cache_read},
-                           "output_tokens": u.output,
-                           "output_tokens_details": {"reasoning_tokens": 0},
-                           "total_tokens": input + u.output});
-    // A reply cut by the token limit ends with `response.incomplete`, as OpenAI sends it.
-    let kind = if status == "incomplete" {
-        "response.incomplete"
-    } else {
-        "response.completed"
-    };
-    ev(&mut out, json!({"type": kind, "response": done}));
-    out
-}
-
-/// Gemini chunks (data-only events): thought parts, text parts, all function calls in one chunk
-/// (Gemini sends whole calls, without ids), then a chunk with the finish reason and usage.
-fn gemini_events(r: &Reply) -> Vec<SseEvent> {
-    let response_id = format!("gen_{:02}", r.turn_no);
-    let chunk = |parts: Value, finish: Option<String>, usage: Option<Value>| {
-        let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
-        if let Some(f) = finish {
-            candidate["finishReason"] = json!(f);
-        }
-        let mut c = json!({"candidates": [candidate]});
-        if let Some(u) = usage {
-            c["usageMetadata"] = u;
-        }
-        c["modelVersion"] = json!(r.model);
-        c["responseId"] = json!(response_id);
-        SseEvent::data(c.to_string())
-    };
-    let mut out = Vec::new();
-    if let Some((msg, status)) = r.error_event("UNAVAILABLE") {
-        let code = match status {
-            "UNAVAILABLE" => 503,
-            "RESOURCE_EXHAUSTED" => 429,
-            _ => 500,
-        };
-        out.push(chunk(json!([{"text": ""}]), None, None));
-        out.push(SseEvent::data(
-            json!({"error": {"code": code, "message": msg, "status": status}}).to_string(),
-        ));
-        return out;
-    }
-    if let Some(thinking) = &r.turn.thinking {
-        for (i, p) in pieces(thinking, 24).into_iter().enumerate() {
-            let mut part = json!({"text": p, "thought": true});
-            if i == 0 {
-                // base64 of `sig_NN`, as Gemini's signatures are base64.
-                part["thoughtSignature"] = json!(base64_ascii(&format!("sig_{:02}", r.turn_no)));
-            }
-            out.push(chunk(json!([part]), None, None));
-        }
-    }
-    if let Some(text) = &r.turn.text {
-        for p in pieces(text, 24) {
-            out.push(chunk(json!([{"text": p}]), None, None));
-        }
-    }
-    let calls: Vec<Value> = r
-        .calls()
-        .enumerate()
-        .map(|(i, (_, c))| {
-            let mut part = json!({"functionCall": {"name": c.name, "args": c.arguments}});
-            if i == 0 && r.turn.thinking.is_some() {
-                part["thoughtSignature"] = json!(base64_ascii(&format!("fsig_{:02}", r.turn_no)));
-            }
-            part
-        })
-        .collect();
-    if !calls.is_empty() {
-        out.push(chunk(Value::Array(calls), None, None));
-    }
-    let u = r.usage;
-    let prompt = u.input + u.cache_read + u.cache_write;
-    let thoughts = if r.turn.thinking.is_some() {
-        u.output / 2
-    } else {
-        0
-    };
-    let mut usage = json!({"promptTokenCount": prompt,
-                           "candidatesTokenCount": u.output - thoughts,
-                           "totalTokenCount": prompt + u.output});
-    if u.cache_read > 0 {
-        usage["cachedContentTokenCount"] = json!(u.cache_read);
-    }
-    if thoughts > 0 {
-        usage["thoughtsTokenCount"] = json!(thoughts);
-    }
-    out.push(chunk(
-        json!([{"text": ""}]),
-        Some(wire_stop_reason(ApiKind::GoogleGenerativeAi, r.turn)),
-        Some(usage),
-    ));
-    out
-}
-
-/// Standard base64 of an ASCII string (enough for scripted signatures).
-fn base64_ascii(s: &str) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let bytes = s.as_bytes();
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn routes_gemini_paths_and_encodes_base64() {
+    fn routes_every_api_and_reads_gemini_models_from_the_path() {
+        let gemini = ApiKind::GoogleGenerativeAi;
+        for (method, path, api) in [
+            ("POST", "/v1/messages", Some(ApiKind::AnthropicMessages)),
+            (
+                "POST",
+                "/chat/completions",
+                Some(ApiKind::OpenaiCompletions),
+            ),
+            (
+                "POST",
+                "/v1/chat/completions",
+                Some(ApiKind::OpenaiCompletions),
+            ),
+            ("POST", "/v1/responses?x=1", Some(ApiKind::OpenaiResponses)),
+            (
+                "POST",
+                "/v1beta/models/g-2:streamGenerateContent?alt=sse",
+                Some(gemini),
+            ),
+            ("POST", "/models/m:streamGenerateContent", Some(gemini)),
+            ("POST", "/models/m:generateContent", None),
+            ("POST", "/models/:streamGenerateContent", None),
+            ("GET", "/v1/messages", None),
+        ] {
+            assert_eq!(route(method, path), api, "{method} {path}");
+        }
+        let body = json!({"model": "in-body"});
+        let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse";
+        assert_eq!(request_model(gemini, path, &body, "d"), "gemini-2.5-flash");
+        let anthropic = ApiKind::AnthropicMessages;
         assert_eq!(
-            gemini_route("/v1beta/models/gemini-2.5-flash:streamGenerateContent").as_deref(),
-            Some("gemini-2.5-flash")
+            request_model(anthropic, "/v1/messages", &body, "d"),
+            "in-body"
         );
         assert_eq!(
-            gemini_route("/models/m:streamGenerateContent").as_deref(),
-            Some("m")
+            request_model(anthropic, "/v1/messages", &json!({}), "d"),
+            "d"
         );
-        assert_eq!(gemini_route("/models/m:generateContent"), None);
-        assert_eq!(gemini_route("/v1/messages"), None);
-        assert_eq!(base64_ascii("sig_01"), "c2lnXzAx");
-        assert_eq!(base64_ascii("ab"), "YWI=");
-        assert_eq!(base64_ascii("a"), "YQ==");
     }
 
     #[test]

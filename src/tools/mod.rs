@@ -32,11 +32,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::conversation::{Content, ToolDefinition};
+pub use crate::record::{EditFailure, EditReport, LocatedEdit, MatchTier, ToolResult};
 pub use registry::{ToolSet, ToolSetSpec};
 
 /// What a tool call needs from its surroundings. Cheap to clone; one per run (workspace).
@@ -157,19 +157,6 @@ pub trait Tool: Send + Sync {
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
 
-/// A finished tool call, Pi's result shape: `{isError, content, details}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolResult {
-    pub is_error: bool,
-    pub content: Vec<Content>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<Value>,
-    /// Harness-only telemetry for scoring; not part of Pi's shape.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edit: Option<EditReport>,
-}
-
 impl ToolResult {
     /// Pi's error result: the message as the only text, `details: {}`.
     pub fn error(err: ToolError) -> Self {
@@ -194,118 +181,6 @@ impl ToolResult {
         match outcome {
             Ok(out) => ToolResult::ok(out),
             Err(err) => ToolResult::error(err),
-        }
-    }
-}
-
-/// Whether a strategy located an edit exactly or not; scoring counts the two (`calls_exact`,
-/// `calls_fuzzy`). The tier that found it is in [`LocatedEdit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchTier {
-    /// The file holds the `oldText` bytes (or its lines) exactly.
-    Exact,
-    /// Any other tier: normalised, re-indented, similar, ...
-    Fuzzy,
-}
-
-/// How one edit was located: exact or not, the name of the strategy's tier that found it
-/// (`exact`, `fuzzy`, `indent`, `anchors`, ...), and for similarity tiers the score in `[0, 1]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LocatedEdit {
-    pub kind: MatchTier,
-    pub tier: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score: Option<f64>,
-}
-
-impl LocatedEdit {
-    /// An exact match found by the tier `tier`.
-    pub fn exact(tier: &str) -> Self {
-        LocatedEdit {
-            kind: MatchTier::Exact,
-            tier: tier.to_owned(),
-            score: None,
-        }
-    }
-
-    /// A fuzzy match found by the tier `tier`, with its similarity score if it has one.
-    pub fn fuzzy(tier: &str, score: Option<f64>) -> Self {
-        LocatedEdit {
-            kind: MatchTier::Fuzzy,
-            tier: tier.to_owned(),
-            score,
-        }
-    }
-}
-
-/// Why an edit call failed, as the harness counts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum EditFailure {
-    /// `edits` missing or empty.
-    NoEdits,
-    /// An `oldText` was empty.
-    EmptyOldText {
-        index: usize,
-    },
-    NotFound {
-        index: usize,
-    },
-    NotUnique {
-        index: usize,
-        count: usize,
-    },
-    Overlap {
-        first: usize,
-        second: usize,
-    },
-    NoChange,
-    /// The file could not be read or written (ENOENT, EACCES, a directory...).
-    File,
-    /// The arguments failed validation before the tool ran.
-    InvalidArguments,
-}
-
-impl EditFailure {
-    /// A stable short name for reports and CSV columns.
-    pub fn name(&self) -> &'static str {
-        match self {
-            EditFailure::NoEdits => "no_edits",
-            EditFailure::EmptyOldText { .. } => "empty_old_text",
-            EditFailure::NotFound { .. } => "not_found",
-            EditFailure::NotUnique { .. } => "not_unique",
-            EditFailure::Overlap { .. } => "overlap",
-            EditFailure::NoChange => "no_change",
-            EditFailure::File => "file_error",
-            EditFailure::InvalidArguments => "invalid_arguments",
-        }
-    }
-}
-
-/// What happened to one edit call: the strategy, how every located edit was found, and the
-/// failure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EditReport {
-    pub strategy: String,
-    /// Exact or fuzzy, for each edit located before success or failure, in edit order (what
-    /// scoring counts; the same edits as `located`).
-    pub tiers: Vec<MatchTier>,
-    /// The same edits with the tier that found each and its score.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub located: Vec<LocatedEdit>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<EditFailure>,
-}
-
-impl EditReport {
-    /// The report of a call under `strategy` whose located edits are `located`.
-    pub fn new(strategy: &str, located: Vec<LocatedEdit>, failure: Option<EditFailure>) -> Self {
-        EditReport {
-            strategy: strategy.to_owned(),
-            tiers: located.iter().map(|l| l.kind).collect(),
-            located,
-            failure,
         }
     }
 }

@@ -15,7 +15,7 @@ fn run(args: &[&str]) -> Output {
     harness().args(args).output().expect("harness runs")
 }
 
-fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
+fn run_with_stdin(args: &[&str], stdin: impl AsRef<[u8]>) -> Output {
     let mut child = harness()
         .args(args)
         .stdin(Stdio::piped())
@@ -27,7 +27,7 @@ fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
         .stdin
         .take()
         .unwrap()
-        .write_all(stdin.as_bytes())
+        .write_all(stdin.as_ref())
         .unwrap();
     child.wait_with_output().unwrap()
 }
@@ -123,6 +123,17 @@ fn usage_errors_exit_2_with_a_hint() {
     }
 }
 
+/// Runs `harness tool --batch` in `cwd` on `input`; its result lines (it must exit 0).
+fn batch(cwd: &std::path::Path, input: impl AsRef<[u8]>) -> Vec<Value> {
+    let out = run_with_stdin(&["tool", "--batch", "--cwd", cwd.to_str().unwrap()], input);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn batch_runs_lines_in_order_and_reports_malformed_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,16 +147,7 @@ fn batch_runs_lines_in_order_and_reports_malformed_ones() {
         r#"{"tool": "bash", "cwd": "missing", "args": {"command": "true"}}"#,
     ]
     .join("\n");
-    let out = run_with_stdin(
-        &["tool", "--batch", "--cwd", dir.path().to_str().unwrap()],
-        &input,
-    );
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let lines: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = batch(dir.path(), input);
     assert_eq!(lines.len(), 5, "{lines:?}");
     assert_eq!(lines[0]["content"][0]["text"], json!("one\n"));
     assert_eq!(lines[1]["isError"], json!(true));
@@ -160,6 +162,25 @@ fn batch_runs_lines_in_order_and_reports_malformed_ones() {
     assert!(
         missing.starts_with("line 6: working directory"),
         "{missing}"
+    );
+}
+
+#[test]
+fn batch_answers_a_line_that_is_not_utf8_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"{\"tool\": \"bash\", \"args\": {\"command\": \"echo one\"}}\n");
+    input.extend_from_slice(b"{\"tool\": \"bash\", \"args\": {\"command\": \"echo \xff\"}}\n");
+    input.extend_from_slice(b"{\"tool\": \"bash\", \"args\": {\"command\": \"echo three\"}}\n");
+    assert_eq!(
+        batch(dir.path(), input),
+        [
+            json!({"isError": false, "content": [{"type": "text", "text": "one\n"}]}),
+            json!({"isError": true, "content": [{"type": "text", "text":
+                "line 2: not UTF-8 (byte 0xff at offset 43); a batch line is one JSON object in UTF-8"}],
+                "details": {}}),
+            json!({"isError": false, "content": [{"type": "text", "text": "three\n"}]}),
+        ]
     );
 }
 

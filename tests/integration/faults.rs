@@ -14,8 +14,8 @@ use harness::conversation::{AssistantMessage, Content, Message, StopReason, Tool
 use harness::providers::retry::{RetryPolicy, Retrying};
 use harness::providers::transport::Transport;
 use harness::providers::{self, ApiKind, Provider, ProviderError, RequestOptions};
+use harness::record::Outcome;
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{self, Outcome};
 use harness::tasks;
 use harness::testkit::{self, ScriptedServer};
 use pretty_assertions::assert_eq;
@@ -67,7 +67,16 @@ async fn mid_stream_error_events_are_typed_and_retried_as_infrastructure() {
             .await
             .unwrap_or_else(|e| panic!("{api:?} {error_type}: {e}"));
         assert_eq!(reply.text(), "recovered", "{api:?} {error_type}");
-        assert_eq!(provider.stats().by_kind(), vec![(kind, 1)], "{api:?}");
+        assert_eq!(
+            provider
+                .stats()
+                .by_kind()
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect::<Vec<_>>(),
+            vec![(kind, 1)],
+            "{api:?}"
+        );
         assert_eq!(server.requests().len(), 2);
         // Without retries, the error itself: typed, and naming the provider's own error.
         let err = one(api, &yaml).await.0.unwrap_err();
@@ -84,7 +93,15 @@ async fn mid_stream_error_events_are_typed_and_retried_as_infrastructure() {
     .await;
     let provider = retrying(api, &server, fast());
     assert_eq!(ask(&provider).await.unwrap().text(), "recovered");
-    assert_eq!(provider.stats().by_kind(), vec![("server_error", 1)]);
+    assert_eq!(
+        provider
+            .stats()
+            .by_kind()
+            .iter()
+            .map(|(k, n)| (k.name(), *n))
+            .collect::<Vec<_>>(),
+        vec![("server_error", 1)]
+    );
 }
 
 #[tokio::test]
@@ -106,7 +123,7 @@ async fn a_refusal_still_counts_against_the_model_and_is_not_retried() {
 
 /// Records the trivial task against `yaml` served in `api`'s format, retrying fast; returns the
 /// record and the cassette written, if any.
-async fn run_trivial(api: ApiKind, yaml: &str) -> (scoring::RunRecord, Option<String>) {
+async fn run_trivial(api: ApiKind, yaml: &str) -> (harness::record::RunRecord, Option<String>) {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("tasks");
     testkit::write_trivial_task(&suite).unwrap();
@@ -156,8 +173,8 @@ async fn an_error_event_that_persists_is_an_infrastructure_error_of_its_kind() {
     let busy = "  - fault: {error_event: busy}\n".repeat(4);
     let (record, _) = run_trivial(ApiKind::AnthropicMessages, &format!("turns:\n{busy}")).await;
     assert_eq!(record.outcome, Outcome::Error, "{}", record.reason);
-    assert_eq!(record.error_kind.as_deref(), Some("overloaded"));
-    assert!(scoring::is_infrastructure_kind("overloaded"));
+    assert_eq!(record.error_kind.map(|k| k.name()), Some("overloaded"));
+    assert!(harness::record::ErrorKind::from_name("overloaded").is_infrastructure());
     assert_eq!(record.retries, 3);
     // A refusal is the model's: `model_error`, against it.
     let (record, _) = run_trivial(
@@ -166,8 +183,8 @@ async fn an_error_event_that_persists_is_an_infrastructure_error_of_its_kind() {
     )
     .await;
     assert_eq!(record.outcome, Outcome::Error);
-    assert_eq!(record.error_kind.as_deref(), Some(scoring::MODEL_ERROR));
-    assert!(!scoring::is_infrastructure_kind(scoring::MODEL_ERROR));
+    assert_eq!(record.error_kind.map(|k| k.name()), Some("model_error"));
+    assert!(!harness::record::ErrorKind::from_name("model_error").is_infrastructure());
 }
 
 #[tokio::test]
@@ -193,7 +210,15 @@ async fn a_stream_that_ends_cleanly_but_early_is_cut_and_retried() {
         let reply = ask(&provider).await.unwrap();
         assert_eq!(reply.text(), "whole", "{api:?}");
         assert_eq!(reply.tool_calls().count(), 0);
-        assert_eq!(provider.stats().by_kind(), vec![("stream_cut", 1)]);
+        assert_eq!(
+            provider
+                .stats()
+                .by_kind()
+                .iter()
+                .map(|(k, n)| (k.name(), *n))
+                .collect::<Vec<_>>(),
+            vec![("stream_cut", 1)]
+        );
     }
     // Only the closing event missing: still a cut, except for Chat, where a finish_reason
     // without `[DONE]` is a whole reply.
@@ -491,6 +516,14 @@ async fn absurd_retry_after_values_never_panic() {
         None,
     );
     assert_eq!(ask(&replaying).await.unwrap().text(), "ok");
-    assert_eq!(replaying.stats().by_kind(), vec![("rate_limited", 1)]);
+    assert_eq!(
+        replaying
+            .stats()
+            .by_kind()
+            .iter()
+            .map(|(k, n)| (k.name(), *n))
+            .collect::<Vec<_>>(),
+        vec![("rate_limited", 1)]
+    );
     assert_eq!(player.divergence(), None);
 }

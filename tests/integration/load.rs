@@ -11,8 +11,8 @@ use harness::cassettes::CassetteMode;
 use harness::providers::ApiKind;
 use harness::providers::catalog::Catalog;
 use harness::providers::config::HarnessConfig;
+use harness::record::Outcome;
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::Outcome;
 use harness::tasks::{self, Task};
 use harness::testkit::{self, LoadConfig, RateLimit};
 

@@ -6,6 +6,7 @@ mod cli_tool;
 mod edit;
 mod edits_cli;
 mod faults;
+mod golden;
 mod load;
 mod preflight;
 mod providers;

@@ -324,3 +324,57 @@ fn a_closed_stderr_or_stdout_ends_quietly() {
         "every invocation wrote its report"
     );
 }
+
+#[test]
+fn files_nested_too_deep_are_refused_at_once_by_name() {
+    // libyaml's time grows with the square of the depth (100,000 levels took 39 s to refuse);
+    // the pre-scan refuses them before it, naming the file and the place.
+    let dir = shipped("py-median");
+    let tasks = dir.path().join("tasks");
+    let deep = format!("{}{}", "[".repeat(20_000), "]".repeat(20_000));
+    let task = tasks.join("py-median/task.yaml");
+    let good_task = std::fs::read_to_string(&task).unwrap();
+    std::fs::write(&task, format!("id: py-median\nprompt: p\nchecks: {deep}\n")).unwrap();
+    std::fs::write(tasks.join("defaults.yaml"), format!("tags: {deep}\n")).unwrap();
+    let (code, _, stderr) = harness(dir.path(), &["validate", "tasks"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    let why = "(a task, cassette or config needs a few levels; the file is probably generated or corrupt)";
+    for line in [
+        format!(
+            "tasks/py-median/task.yaml: invalid YAML: nested more than 128 levels deep at line 3 column 137 {why}"
+        ),
+        format!(
+            "tasks/defaults.yaml: invalid YAML: nested more than 128 levels deep at line 1 column 135 {why}"
+        ),
+    ] {
+        assert!(stderr.contains(&line), "{line}\nnot in:\n{stderr}");
+    }
+    std::fs::write(&task, good_task).unwrap();
+    std::fs::remove_file(tasks.join("defaults.yaml")).unwrap();
+
+    std::fs::write(tasks.join("harness.yaml"), format!("providers: {deep}\n")).unwrap();
+    let (code, _, stderr) = harness(dir.path(), &["run", "tasks"], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: failed to parse tasks/harness.yaml: nested more than 128 levels deep at line 1 column 140 {why}\n"
+        )),
+        "{stderr}"
+    );
+    std::fs::remove_file(tasks.join("harness.yaml")).unwrap();
+
+    let cassette = dir
+        .path()
+        .join("cassettes/py-median/anthropic--scripted-claude.yaml");
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    std::fs::write(&cassette, format!("{text}x: {deep}\n")).unwrap();
+    let (code, stdout, stderr) = harness(dir.path(), &["cassettes", "check"], &[]);
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains(&format!(
+            "cassette `cassettes/py-median/anthropic--scripted-claude.yaml` at line {} column 132: nested more than 128 levels deep",
+            text.lines().count() + 1
+        )),
+        "{stdout}{stderr}"
+    );
+}

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use harness::cassettes::{self, CassetteMode, OnDivergence};
 use harness::providers::ApiKind;
+use harness::record::{Outcome, OutcomeChange, RunRecord};
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{Outcome, OutcomeChange, RunRecord};
 use harness::tasks;
 use harness::testkit;
 
@@ -124,8 +124,39 @@ fn an_edit_text_change_drifts_with_every_outcome_held() {
         assert!(row[turn].parse::<u32>().unwrap() >= 2, "{row:?}");
     }
     assert_eq!(drifted, with_edits, "every run with an edit drifted");
-    // The run folder explains each difference with a diff of the changed result.
+    // Drifted runs are left out of the pass rate, in every report that shows it: each arm's
+    // cell is the passes among the runs that count over those runs (every undrifted run
+    // passed), never the drifted runs' passes over the rest.
+    let provider = column(root, "provider");
+    let mut counted: std::collections::BTreeMap<String, usize> = Default::default();
+    for row in &rows {
+        let entry = counted.entry(row[provider].to_owned()).or_default();
+        if &row[count] == "0" {
+            *entry += 1;
+        }
+    }
     let report = newest_report(root);
+    let summary_md = std::fs::read_to_string(report.join("summary.md")).unwrap();
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    let cell = regex::Regex::new(r"(\d+\.\d)% \((\d+)/(\d+)\)").unwrap();
+    for (what, text) in [
+        ("terminal", &stdout),
+        ("summary.md", &summary_md),
+        ("report.html", &html),
+    ] {
+        for (arm, n) in &counted {
+            let want = format!("100.0% ({n}/{n})");
+            assert!(
+                text.contains(&want),
+                "{what} lacks {want} for {arm}:\n{text}"
+            );
+        }
+        for c in cell.captures_iter(text) {
+            let (passed, of): (u32, u32) = (c[2].parse().unwrap(), c[3].parse().unwrap());
+            assert!(passed <= of, "{what}: {} in\n{text}", &c[0]);
+        }
+    }
+    // The run folder explains each difference with a diff of the changed result.
     let divergence_mds: Vec<PathBuf> = walk(&report)
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "divergence.md"))
@@ -362,7 +393,7 @@ async fn rerecord_without_a_server_fails_the_run_and_keeps_the_cassette() {
         .remove(0);
     assert_eq!(r.outcome, Outcome::Error, "{}", r.reason);
     assert_eq!(
-        r.error_kind.as_deref(),
+        r.error_kind.map(|k| k.name()),
         Some("connection_failed"),
         "{}",
         r.reason
@@ -371,6 +402,96 @@ async fn rerecord_without_a_server_fails_the_run_and_keeps_the_cassette() {
     assert!(detail.contains("nothing was re-recorded"), "{detail}");
     assert_eq!(std::fs::read_to_string(&cassette).unwrap(), before);
     assert!(!runner::pending_path(&cassette).exists());
+}
+
+/// A stream recorded short (its final event gone, or no events at all) is a broken cassette, in
+/// every wire format: the replay is an infrastructure error naming the file and the
+/// interaction (not a divergence at the next request), and `harness cassettes check` lists it.
+#[test]
+fn a_stream_recorded_short_is_a_broken_cassette_not_a_divergence() {
+    use harness::cassettes::format::{Cassette, ResponseBody};
+    let project = shipped_copy();
+    let root = project.path();
+    let dir = root.join("cassettes/py-median");
+    // (file, interaction index, events kept: `None` for all but the last, else that many)
+    let cuts = [
+        ("anthropic--scripted-claude.yaml", 1, None),
+        ("openai--scripted-gpt.yaml", 0, Some(0)),
+        ("google--scripted-gemini.yaml", 4, None),
+        ("openai-responses--scripted-gpt.yaml", 2, None),
+    ];
+    for (file, index, keep) in cuts {
+        let path = dir.join(file);
+        let mut cassette = Cassette::load(&path).unwrap();
+        let ResponseBody::Sse { events, .. } = &mut cassette.interactions[index].response.body
+        else {
+            panic!("{file}: not a stream");
+        };
+        events.truncate(keep.unwrap_or(events.len() - 1));
+        std::fs::write(&path, cassette.to_yaml().unwrap()).unwrap();
+    }
+    let expected = [
+        (
+            "anthropic",
+            "interaction 2 of 5: its stream ends without `message_stop`",
+        ),
+        ("openai", "interaction 1 of 5: its stream has no events"),
+        (
+            "google",
+            "interaction 5 of 5: its stream ends without a chunk with a `finishReason`",
+        ),
+        (
+            "openai-responses",
+            "interaction 3 of 5: its stream ends without `response.completed`",
+        ),
+    ];
+
+    let (code, stdout, stderr) = harness(root, &["run", "tasks", "--task", "py-median"]);
+    assert_eq!(code, 100, "{stdout}\n{stderr}");
+    let rows = report_rows(root);
+    let (provider, outcome, kind, reason) = (
+        column(root, "provider"),
+        column(root, "outcome"),
+        column(root, "error_kind"),
+        column(root, "reason"),
+    );
+    assert_eq!(rows.len(), 4);
+    for (p, why) in expected {
+        let row = rows.iter().find(|r| &r[provider] == p).unwrap();
+        assert_eq!(
+            (&row[outcome], &row[kind]),
+            ("error", "cassette"),
+            "{row:?}"
+        );
+        let file = cuts
+            .iter()
+            .find(|c| c.0.starts_with(&format!("{p}--")))
+            .unwrap()
+            .0;
+        assert!(
+            row[reason].contains(&format!(
+                "cassette `cassettes/py-median/{file}` is broken: {why} (the file was cut short \
+                 or edited)"
+            )),
+            "{p}: {}",
+            &row[reason]
+        );
+    }
+
+    let (code, stdout, _) = harness(root, &["cassettes", "check"]);
+    assert_eq!(code, 100, "{stdout}");
+    for (file, _, _) in cuts {
+        let why = expected
+            .iter()
+            .find(|e| file.starts_with(&format!("{}--", e.0)))
+            .unwrap()
+            .1;
+        let line = format!(
+            "cassettes/py-median/{file}: is broken: {why} (the file was cut short or edited); \
+             its replays fail until it is recorded again"
+        );
+        assert!(stdout.contains(&line), "{line}\nnot in:\n{stdout}");
+    }
 }
 
 /// Cassettes that are empty, truncated, of an unknown version, or hand-edited into an

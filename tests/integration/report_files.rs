@@ -4,7 +4,8 @@
 //! summary, a folder written again from its run files alone, and `harness compare` of the suite
 //! run with Pi's edit strategy against the same suite with `--edit-strategy exact`.
 //!
-//! The suite is run twice per test binary (once per strategy) and shared by the tests here. The
+//! The suite is run twice per test binary (once per strategy) and shared by the tests here, and
+//! by the other tests that need the shipped suite's plain replay (`run.rs`, `edits_cli.rs`). The
 //! browser and schema tests skip, saying so on stderr, when Chromium or `xmllint` and the schema
 //! are missing; `.ci/run` installs them and sets `HARNESS_REQUIRE_BROWSER=1` and
 //! `HARNESS_REQUIRE_XMLLINT=1`, which turn a skip into a failure.
@@ -27,9 +28,10 @@ fn artifacts() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-files")
 }
 
-struct Suite {
-    /// The report folder of the shipped suite with Pi's edit strategy.
-    pi: PathBuf,
+pub(super) struct Suite {
+    /// The report folder of the shipped suite with Pi's edit strategy (`harness run tasks`,
+    /// which exited 0).
+    pub(super) pi: PathBuf,
     /// ... and with `--edit-strategy exact`.
     exact: PathBuf,
     /// stderr of the Pi run (progress lines).
@@ -66,7 +68,9 @@ fn only_folder(dir: &Path) -> PathBuf {
     folders.pop().unwrap()
 }
 
-fn suite() -> &'static Suite {
+/// The shipped suite replayed once per test binary, by `harness run tasks` and by `harness run
+/// tasks --edit-strategy exact` at the same time.
+pub(super) fn suite() -> &'static Suite {
     static SUITE: OnceLock<Suite> = OnceLock::new();
     SUITE.get_or_init(|| {
         let root = artifacts();
@@ -114,7 +118,7 @@ fn run_anchors(report: &Path) -> Vec<String> {
         .map(|k| {
             format!(
                 "run-{}",
-                harness::scoring::run_dir(&k.task_id, &k.provider, &k.model, k.epoch)
+                harness::record::run_dir(&k.task_id, &k.provider, &k.model, k.epoch)
                     .trim_start_matches("runs/")
             )
         })

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use harness::record::Outcome;
 use harness::reports::{RunKey, error_runs, read_runs_csv, write_report};
-use harness::scoring::{Outcome, ScoreInputs, score_without_run, skipped_record};
+use harness::scoring::{ScoreInputs, score_without_run};
 use harness::tasks::Task;
 
 fn task(id: &str) -> Task {
@@ -26,7 +27,7 @@ fn a_report_reads_back_its_error_runs_and_keeps_infra_errors_out_of_pass_rates()
             model: "org/m:1".into(),
             epoch: 2,
             error: Some("429 Too Many Requests after 5 attempts".into()),
-            error_kind: Some("rate_limited".into()),
+            error_kind: Some(harness::record::ErrorKind::from_name("rate_limited")),
             retries: 4,
             attempts: 5,
             wall_time: Duration::from_secs(3),
@@ -43,7 +44,13 @@ fn a_report_reads_back_its_error_runs_and_keeps_infra_errors_out_of_pass_rates()
             ..ScoreInputs::default()
         },
     );
-    let skipped = skipped_record("b", "p", "org/m:1", 1, "the --max-cost budget was spent");
+    let skipped = harness::record::RunRecord::skipped(
+        "b",
+        "p",
+        "org/m:1",
+        1,
+        "the --max-cost budget was spent",
+    );
     let records = vec![rate_limited, failed, skipped];
     let paths = write_report(&report, &records, &[]).unwrap();
 
@@ -68,7 +75,7 @@ fn a_report_reads_back_its_error_runs_and_keeps_infra_errors_out_of_pass_rates()
             model: "org/m:1".into(),
             epoch: 2,
             outcome: Outcome::Error,
-            error_kind: Some("rate_limited".into()),
+            error_kind: Some(harness::record::ErrorKind::RateLimited),
             unused_interactions: 0,
             edit_strategy: "pi".into(),
             divergence_kind: None,

@@ -1,9 +1,9 @@
 //! Reports that outlive one process: Ctrl-C mid-suite leaves a valid partial report (exit 130)
 //! that `--resume` completes with no duplicates and nothing lost; a SIGKILL leaves temporary
 //! folders the next run proves dead and removes; `--resume` refuses another suite;
-//! `--rerun-errors` completes the report in place; the shipped suite run as 3 shards in
-//! separate processes and merged is the unsharded run, and a shard missing from the merge is
-//! named.
+//! `--rerun-errors` completes the report in place, the runs a SIGKILL left unfinished included;
+//! the shipped suite run as 3 shards in separate processes and merged is the unsharded run, and
+//! a shard missing from the merge is named.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -344,6 +344,66 @@ fn after_a_sigkill_the_next_run_removes_what_was_left_and_resume_completes() {
     let (code, _, stderr) = project.run(&["run", "tasks", "--reports", "straight"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(resumed, comparable(&project.report("straight")));
+}
+
+#[test]
+fn rerun_errors_after_a_sigkill_runs_the_runs_that_never_finished_too() {
+    // A broken cassette (an infrastructure error if its run is reached) and a suite killed
+    // mid-run: the user fixes the cassette and asks for the errored runs. `--resume` refuses the
+    // changed cassette, so `--rerun-errors` must finish the folder, never-finished runs included.
+    let project = Project::new(&TASKS, 2);
+    let cassette = project
+        .root()
+        .join("cassettes/sh-args/openai--scripted-gpt.yaml");
+    let good = read(&cassette);
+    std::fs::write(&cassette, "not: [a cassette\n").unwrap();
+    let (code, stderr) =
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
+    assert_eq!(code, None, "killed: {stderr}");
+    let dir = project.report("reports");
+    let dir_arg = dir.to_str().unwrap();
+    let journal = read(&dir.join("journal.jsonl"));
+    let finished = journal.lines().count();
+    assert!((1..8).contains(&finished), "{finished}");
+    let errored = journal.matches(r#""outcome":"error""#).count();
+    std::fs::write(&cassette, good).unwrap();
+
+    let (code, _, stderr) = project.run(&["run", "--resume", dir_arg]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("cassette `sh-args/openai--scripted-gpt.yaml` changed"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = project.run(&["run", "--rerun-errors", dir_arg]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let never = 8 - finished;
+    let why = match errored {
+        0 => format!("({never} never finished)"),
+        n => format!("({n} ended in an infrastructure error, {never} never finished)"),
+    };
+    assert!(
+        stderr.contains(&format!(
+            "{} of its 8 run(s) finished; running {} {why}",
+            finished - errored,
+            never + errored
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "warning: {never} run(s) of {dir_arg} never finished (the harness was stopped before \
+             them); `--rerun-errors` runs them too, as `--resume` would"
+        )),
+        "{stderr}"
+    );
+    let m = manifest(&dir);
+    assert_eq!(m["complete"], true, "{m}");
+    assert!(!read(&dir.join("summary.md")).contains("Incomplete"));
+    let rerun = comparable(&dir);
+    assert_eq!(rerun.3, 8, "{:?}", read(&dir.join("journal.jsonl")));
+    let (code, _, stderr) = project.run(&["run", "tasks", "--reports", "straight"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(rerun, comparable(&project.report("straight")));
 }
 
 #[test]

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use harness::cassettes::{self, CassetteMode};
 use harness::providers::ApiKind;
 use harness::providers::catalog::ModelSelector;
+use harness::record::{Outcome, RunRecord};
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{Outcome, RunRecord};
 use harness::tasks::{self, Task};
 use harness::testkit;
 
@@ -307,26 +307,11 @@ fn bad_tasks_and_cassettes_fail_alone_while_the_others_run() {
 }
 
 /// The main job of the README: the shipped suite, replayed from its cassettes, passes every
-/// task; its deterministic reports are snapshot-tested.
+/// task; its deterministic reports are snapshot-tested. The replay is the one the report-file
+/// tests share (`report_files::suite`: `harness run tasks`, which must exit 0).
 #[test]
 fn the_shipped_suite_replays_and_passes() {
-    let reports = tempfile::tempdir().unwrap();
-    let (code, stdout, stderr) = harness(
-        &repo_root(),
-        &[
-            "run",
-            "tasks",
-            "--reports",
-            reports.path().to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "stdout:\n{stdout}\nstderr:\n{stderr}");
-    let folder = std::fs::read_dir(reports.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let folder = &super::report_files::suite().pi;
     let summary = std::fs::read_to_string(folder.join("summary.md")).unwrap();
     insta::assert_snapshot!("shipped_suite_summary_md", summary);
     let runs = std::fs::read_to_string(folder.join("runs.csv")).unwrap();
@@ -461,7 +446,7 @@ async fn a_secret_in_the_traffic_refuses_the_recording() {
         .remove(0);
     // The run passed, but the recording it was made for is lost: an infrastructure error.
     assert_eq!(record.outcome, Outcome::Error, "{}", record.reason);
-    assert_eq!(record.error_kind.as_deref(), Some("cassette"));
+    assert_eq!(record.error_kind.map(|k| k.name()), Some("cassette"));
     assert!(record.is_infrastructure_error());
     assert!(
         record.reason.contains("cassette not written"),

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use harness::agent::{AgentRun, StopCause};
 use harness::conversation::{Message, Usage, UserContent};
+use harness::record::{Outcome, RunFile};
 use harness::reports::{render_terminal_summary, write_report};
-use harness::scoring::{Outcome, Price, RunFile, ScoreInputs, run_checks, score};
+use harness::scoring::{Price, ScoreInputs, run_checks, score};
 use harness::tasks::{filter, load_suite};
 use harness::workspace::Workspace;
 
@@ -162,7 +163,14 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     );
 
     let report = dir.path().join("reports/now");
-    let artifacts = [RunFile::new(passed.clone(), &agent, &diff, None, None)];
+    let artifacts = [RunFile::new(
+        passed.clone(),
+        agent.messages.clone(),
+        agent.tool_calls.clone(),
+        diff.unified.clone(),
+        None,
+        None,
+    )];
     let paths = write_report(&report, &[failed.clone(), passed.clone()], &artifacts).unwrap();
     let patch = std::fs::read_to_string(report.join(&passed.diff_path)).unwrap();
     assert_eq!(patch, diff.unified);

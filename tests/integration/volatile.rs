@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use harness::cassettes::{self, CassetteMode};
 use harness::cli::dev::scripted_models;
+use harness::record::{Outcome, RunRecord};
 use harness::runner::{self, RunOptions, Silent};
-use harness::scoring::{Outcome, RunRecord};
 use harness::tasks::{self, Task};
 
 use harness::testkit;

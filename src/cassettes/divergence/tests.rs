@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::cassettes::compare::map_strings;
@@ -13,20 +15,10 @@ use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall,
     ToolDefinition, ToolResultMessage, Usage, UserContent,
 };
-use crate::providers::anthropic::AnthropicWire;
-use crate::providers::gemini::GeminiWire;
-use crate::providers::openai_chat::ChatWire;
-use crate::providers::openai_responses::ResponsesWire;
-use crate::providers::stream::WireFormat;
-use crate::providers::{ModelSpec, RequestOptions, ThinkingLevel};
+use crate::providers::{ApiKind, ModelSpec, ProviderSettings, RequestOptions, ThinkingLevel};
 use crate::tools::{ToolSet, ToolSetSpec};
 
-const APIS: [ApiKind; 4] = [
-    ApiKind::AnthropicMessages,
-    ApiKind::OpenaiCompletions,
-    ApiKind::OpenaiResponses,
-    ApiKind::GoogleGenerativeAi,
-];
+const APIS: [ApiKind; 4] = ApiKind::ALL;
 
 fn model_spec(api: ApiKind) -> ModelSpec {
     ModelSpec {
@@ -155,20 +147,10 @@ fn requests(api: ApiKind, c: &Conv) -> Vec<Value> {
             messages: messages.clone(),
             tools: c.tools.clone(),
         };
-        let request = match api {
-            ApiKind::AnthropicMessages => {
-                AnthropicWire::for_spec(&spec).build_request(&spec, &context, &c.options)
-            }
-            ApiKind::OpenaiCompletions => {
-                ChatWire::for_spec(&spec).build_request(&spec, &context, &c.options)
-            }
-            ApiKind::OpenaiResponses => {
-                ResponsesWire::for_spec(&spec).build_request(&spec, &context, &c.options)
-            }
-            ApiKind::GoogleGenerativeAi => {
-                GeminiWire::for_spec(&spec).build_request(&spec, &context, &c.options)
-            }
-        };
+        let settings = ProviderSettings::default();
+        let request = api
+            .wire()
+            .build_request(&spec, &context, &c.options, &settings);
         let headers = filter_headers(&request.headers, REQUEST_HEADERS);
         out.push(json!({
             "method": request.method,

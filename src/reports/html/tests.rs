@@ -148,7 +148,9 @@ fn the_comparison_view_links_both_transcripts_of_every_flip() {
         .iter_mut()
         .find(|f| f.record.outcome == Outcome::Passed)
         .unwrap();
-    flipped.record.outcome = Outcome::Failed;
+    let r = &flipped.record;
+    flipped.record =
+        crate::reports::fixtures::rec(&r.task_id, &r.provider, &r.model, r.epoch, Outcome::Failed);
     let anchor = run_anchor(&flipped.record);
     let arm_runs = |files: &[RunFile]| -> Vec<(Arm, usize)> {
         files
@@ -165,7 +167,7 @@ fn the_comparison_view_links_both_transcripts_of_every_flip() {
         .into_iter()
         .map(|(a, i)| (a, &new[i].record))
         .collect();
-    let cmp = compare::compare_sides(&bv, &nv);
+    let cmp = paired::compare_sides(&bv, &nv);
     let page = compare_html(&cmp, "a <title>", "../a/report.html", "../b/report.html");
     assert!(
         page.contains(&format!("href=\"../a/report.html#{anchor}\"")),
@@ -189,15 +191,17 @@ fn an_empty_report_still_renders() {
 #[test]
 fn a_drifted_replay_shows_its_divergences_and_counts_in_the_drift_column() {
     let mut all = files();
-    let drifted = &mut all[0].record;
-    drifted.divergences = 2;
-    drifted.divergence_kind = Some("tool_result".into());
-    drifted.divergence_turn = Some(3);
-    drifted.divergence_summary = Some("turn 3: result of edit#1 changed".into());
-    drifted.recorded_outcome = Some("passed".into());
-    drifted.outcome_change = Some(crate::scoring::OutcomeChange::Changed);
-    drifted.outcome = Outcome::Failed;
-    let dir = drifted.run_dir();
+    let r = &all[0].record;
+    all[0].record = crate::reports::fixtures::Scenario::new(
+        &r.task_id,
+        &r.provider,
+        &r.model,
+        r.epoch,
+        Outcome::Failed,
+    )
+    .drifted(2, Outcome::Passed)
+    .record();
+    let dir = all[0].record.run_dir();
     let refs: Vec<&RunFile> = all.iter().collect();
     let page = report_html(&refs, "t");
     assert!(page.contains("2 differences from the cassette"), "{page}");

@@ -17,13 +17,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use crate::scoring::stats::{
+use crate::record::{Outcome, RunFile, RunRecord};
+use crate::stats::{
     BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, Interval, PairedCluster, mcnemar_exact, paired_bootstrap,
 };
-use crate::scoring::{Outcome, RunFile, RunRecord};
 
-use super::markdown::{cell, outcome_label, table};
-use super::{UNKNOWN, fmt_cost, fmt_ratio};
+use super::cells::{cell, outcome_label, table};
+use super::summary::{UNKNOWN, fmt_cost, fmt_ratio};
 
 /// What a run was run with.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,25 +1,20 @@
 //! The run file: everything one run leaves behind for the reports, as `runs/<run>/run.json`
 //! holds it. The runner builds it when a run ends and hands it to the report writers; `harness
-//! compare` (and later `harness merge`) read it back from disk, so a report folder can be written
-//! again from its run folders alone.
+//! compare` and `harness merge` read it back from disk, so a report folder can be written again
+//! from its run folders alone.
 //!
 //! It is the [`RunRecord`] (the row of `runs.csv`, with the checks and their output) plus what a
 //! transcript needs: the system prompt, the messages, the tool-call records and the workspace
 //! diff. Reading is lenient (missing fields take their defaults, unknown ones are ignored), so a
-//! newer harness reads an older file and the other way round. Depends on `agent`, `conversation`
-//! and `workspace` only for the types it copies; never on the reports or the runner.
+//! newer harness reads an older file and the other way round.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::AgentRun;
-pub use crate::agent::ToolCallRecord;
+use super::run_record::RunRecord;
+use super::tool_call::ToolCallRecord;
 use crate::conversation::Message;
-pub use crate::tools::{EditReport, MatchTier};
-use crate::workspace::WorkspaceDiff;
-
-use super::RunRecord;
 
 /// The version of the `run.json` layout; bumped only when a field changes meaning.
 pub const RUN_FILE_FORMAT: u32 = 1;
@@ -60,8 +55,9 @@ impl RunFile {
     /// The file of a run that went through the agent loop.
     pub fn new(
         record: RunRecord,
-        run: &AgentRun,
-        diff: &WorkspaceDiff,
+        messages: Vec<Message>,
+        tool_calls: Vec<ToolCallRecord>,
+        diff: String,
         system_prompt: Option<String>,
         edit_strategy: Option<String>,
     ) -> RunFile {
@@ -70,24 +66,16 @@ impl RunFile {
             record,
             edit_strategy,
             system_prompt,
-            messages: run.messages.clone(),
-            tool_calls: run.tool_calls.clone(),
-            diff: diff.unified.clone(),
+            messages,
+            tool_calls,
+            diff,
         }
     }
 
     /// The file of a run that has nothing but its record (skipped, or ended before the agent
     /// started).
     pub fn record_only(record: RunRecord) -> RunFile {
-        RunFile {
-            format: RUN_FILE_FORMAT,
-            record,
-            edit_strategy: None,
-            system_prompt: None,
-            messages: Vec::new(),
-            tool_calls: Vec::new(),
-            diff: String::new(),
-        }
+        RunFile::new(record, Vec::new(), Vec::new(), String::new(), None, None)
     }
 
     /// `runs/<run>/run.json`, relative to the report folder.
@@ -101,22 +89,13 @@ impl RunFile {
     }
 }
 
-/// `exact` or `fuzzy`: the name a report shows for a match tier.
-pub fn tier_name(tier: MatchTier) -> &'static str {
-    match tier {
-        MatchTier::Exact => "exact",
-        MatchTier::Fuzzy => "fuzzy",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scoring::skipped_record;
 
     #[test]
     fn a_run_file_round_trips_and_reads_leniently() {
-        let file = RunFile::record_only(skipped_record("t", "p", "m", 2, "budget spent"));
+        let file = RunFile::record_only(RunRecord::skipped("t", "p", "m", 2, "budget spent"));
         let json = serde_json::to_string(&file).unwrap();
         let back: RunFile = serde_json::from_str(&json).unwrap();
         assert_eq!(back, file);

@@ -1,6 +1,5 @@
 //! `events.jsonl`: the runner's event stream, one JSON object per line, written and flushed as
-//! each event happens (a crashed or killed run still leaves every event up to that point), and a
-//! reporter that fans one event stream out to several reporters.
+//! each event happens (a crashed or killed run still leaves every event up to that point).
 //!
 //! Every line has `event` (its kind, snake_case), `at` (UTC, RFC 3339 with milliseconds) and the
 //! event's fields; agent events nest the agent's event under `agent`. Model replies and tool
@@ -9,13 +8,12 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
 use crate::agent::AgentEvent;
-use crate::runner::{Reporter, RunnerEvent};
-use crate::scoring::stop_label;
+use crate::events::{Reporter, RunnerEvent};
 
 /// The file name in a report folder.
 pub const EVENTS_JSONL: &str = "events.jsonl";
@@ -138,18 +136,7 @@ fn agent_json(event: &AgentEvent) -> Value {
             "elapsed_ms": elapsed.as_millis() as u64,
         }),
         AgentEvent::RunFinished { stop } => {
-            json!({"event": "run_finished", "stop": stop_label(stop)})
-        }
-    }
-}
-
-/// Sends every event to each of its reporters, in order.
-pub struct Fanout(pub Vec<Arc<dyn Reporter>>);
-
-impl Reporter for Fanout {
-    fn event(&self, event: &RunnerEvent) {
-        for reporter in &self.0 {
-            reporter.event(event);
+            json!({"event": "run_finished", "stop": stop.label()})
         }
     }
 }
@@ -158,10 +145,12 @@ impl Reporter for Fanout {
 mod tests {
     use std::time::Duration;
 
+    use std::sync::Arc;
+
     use super::*;
     use crate::agent::StopCause;
     use crate::conversation::ToolCall;
-    use crate::scoring::skipped_record;
+    use crate::events::Fanout;
 
     #[test]
     fn every_event_is_one_flushed_json_line() {
@@ -204,7 +193,7 @@ mod tests {
             },
             RunnerEvent::RunFinished {
                 index: 0,
-                record: Box::new(skipped_record("t", "p", "m", 1, "why")),
+                record: Box::new(crate::record::RunRecord::skipped("t", "p", "m", 1, "why")),
             },
         ];
         let fan = Fanout(vec![Arc::new(log)]);

@@ -1,27 +1,144 @@
-//! What `harness run` adds for folders that outlive one invocation: the interrupt (Ctrl-C or
-//! SIGTERM stops the suite, a second one exits at once), `--resume DIR` and `--rerun-errors DIR`
-//! (the folder's manifest supplies every option not given, and a given one must agree), the
-//! fingerprint check that refuses to complete a folder with another suite, and the cleanup of
-//! temporary folders a killed harness left.
-//!
-//! The bookkeeping itself (plans, journals, manifests) is the runner's; this module turns it
-//! into flags, messages and exit codes.
+//! The arguments of `harness run` and `harness validate`, and how a continued report folder
+//! supplies them: `--resume DIR` and `--rerun-errors DIR` take the folder's options for every
+//! flag not given (and a given one must agree), so the same suite runs the same way.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use clap::ValueEnum;
+use clap::{Args, ValueEnum};
 
 use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::ModelSelector;
-use crate::runner::manifest::{Difference, Manifest, SuiteOptions};
-use crate::runner::resume::{Continuation, SuitePlan};
-use crate::runner::{CancellationToken, PlannedRun};
-use crate::sandbox::Sandbox;
+use crate::runner::RunOptions;
+use crate::runner::manifest::Manifest;
+use crate::runner::manifest::SuiteOptions;
+use crate::runner::problem::Problem;
+use crate::runner::resume::{Continuation, Continuing};
 
-use super::exit;
-use super::preflight::Problem;
-use super::run::RunArgs;
+/// Arguments of `harness run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The tasks folder (one sub-folder per task, each with task.yaml and repo/).
+    #[arg(default_value = "tasks")]
+    pub tasks: PathBuf,
+
+    /// Model to run, as PROVIDER/MODEL, or MODEL with `--provider` (repeatable). Without it,
+    /// replay runs every cassette recorded for each task.
+    #[arg(long = "model", value_name = "PROVIDER/MODEL")]
+    pub models: Vec<String>,
+
+    /// Provider of `--model NAME` when NAME has no `PROVIDER/` prefix.
+    #[arg(long, value_name = "PROVIDER")]
+    pub provider: Option<String>,
+
+    /// Where cassettes are read and written.
+    #[arg(long, default_value = "cassettes")]
+    pub cassettes: PathBuf,
+
+    /// replay (default; never touches the network), record (live, write cassettes),
+    /// auto (replay what exists, record what is missing; replay under CI), live (no cassette).
+    #[arg(long = "cassette-mode", value_enum)]
+    pub cassette_mode: Option<CassetteMode>,
+
+    /// What a replay does when a request differs from its recording: stop (default; the run is
+    /// `diverged`) or continue (answer with the recorded responses anyway, run the recorded
+    /// actions against today's tools, and report the real outcome with every difference).
+    #[arg(long = "on-divergence", value_enum, default_value = "stop")]
+    pub on_divergence: cassettes::OnDivergence,
+
+    /// Compare the run's deterministic outcome table with this committed snapshot: equal is
+    /// success; different prints a diff and, locally, writes FILE.new for `harness review`
+    /// (under CI nothing is written). A missing snapshot is proposed the same way.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+
+    /// Shorthand for `--cassette-mode record`.
+    #[arg(long, conflicts_with = "cassette_mode")]
+    pub record: bool,
+
+    /// Base URL of the provider (an OpenAI-compatible server, a local test server).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Runs at once (default: the number of cores).
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+
+    /// Only tasks whose id matches this glob (repeatable).
+    #[arg(long = "task", value_name = "GLOB")]
+    pub task_globs: Vec<String>,
+
+    /// Only tasks with this tag (repeatable: any of them).
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+
+    /// Keep each run's workspace instead of deleting it.
+    #[arg(long)]
+    pub keep_workspaces: bool,
+
+    /// Edit matching strategy (see `harness edits strategies`); repeat it to run each strategy
+    /// as an arm of its own, compared in the summary paired by task and epoch.
+    #[arg(long = "edit-strategy", value_name = "STRATEGY", default_value = "pi")]
+    pub edit_strategies: Vec<String>,
+
+    /// Run every task this many times per model.
+    #[arg(long, default_value_t = 1)]
+    pub epochs: u32,
+
+    /// Where report folders are written.
+    #[arg(long, default_value = "reports")]
+    pub reports: PathBuf,
+
+    /// Thinking / reasoning level sent to models that support it (default: none sent).
+    #[arg(long, value_enum)]
+    pub thinking: Option<crate::providers::ThinkingLevel>,
+
+    /// Stop starting new runs once this many dollars are spent (priced models only).
+    #[arg(long, value_name = "DOLLARS")]
+    pub max_cost: Option<f64>,
+
+    /// Run again the runs of this report folder that ended in an infrastructure error (a
+    /// provider, cassette or setup failure; never the model's own errors), and complete the
+    /// folder in place: runs that never finished (a killed or interrupted suite) run too, as
+    /// with `--resume`, but the cassettes of the runs being run may have changed. The folder's
+    /// options are used for every flag not given.
+    #[arg(long, value_name = "REPORT_DIR", conflicts_with = "resume")]
+    pub rerun_errors: Option<PathBuf>,
+
+    /// Complete this report folder in place: run only what it is missing (runs that never
+    /// finished, interrupted ones, infrastructure errors) with its plan and options, refusing
+    /// if the suite (tasks, cassettes, harness version, options) changed since.
+    #[arg(long, value_name = "REPORT_DIR")]
+    pub resume: Option<PathBuf>,
+
+    /// Run one shard of the plan: `hash:M/N` (every run of a task in shard M of N, by a fixed
+    /// hash of the task id) or `count:M/N` (the sorted plan dealt out round-robin); M is
+    /// 1-based. `harness merge` puts the shards' reports together.
+    #[arg(long, value_name = "KIND:M/N")]
+    pub partition: Option<String>,
+
+    /// No progress on stderr but errors; the summary still goes to stdout.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// How the agent's commands and tools are confined: isolated (bubblewrap: no network, own
+    /// namespaces, only the workspace writable; the default where bubblewrap works), workspace
+    /// (file tools kept inside the workspace) or none (Pi's behaviour).
+    #[arg(long, value_enum, value_name = "TIER")]
+    pub sandbox: Option<crate::sandbox::Tier>,
+}
+
+/// Arguments of `harness validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The tasks folder.
+    #[arg(default_value = "tasks")]
+    pub tasks: PathBuf,
+
+    /// Print the task format's JSON Schema instead.
+    #[arg(long)]
+    pub schema: bool,
+}
 
 /// The arguments given on the command line (their clap ids), as opposed to defaults.
 #[derive(Debug, Clone, Default)]
@@ -102,14 +219,6 @@ pub fn tasks_dir(args: &RunArgs, given: &Given) -> PathBuf {
         .map_or_else(|| args.tasks.clone(), |m| m.options.tasks)
 }
 
-/// A report folder run again.
-#[derive(Debug)]
-pub struct Continuing {
-    pub dir: PathBuf,
-    pub manifest: Manifest,
-    pub how: Continuation,
-}
-
 /// With `--resume` or `--rerun-errors`: reads the folder's manifest and makes `args` the
 /// report's options (every plan option not given is the report's; a given one must be the
 /// report's). `Ok(None)` for a fresh report.
@@ -119,27 +228,12 @@ pub fn continuing(args: &mut RunArgs, given: &Given) -> Result<Option<Continuing
         (None, Some(dir)) => (dir.clone(), Continuation::RerunErrors),
         (None, None) => return Ok(None),
     };
-    let flag = match how {
-        Continuation::Resume => "--resume",
-        Continuation::RerunErrors => "--rerun-errors",
-    };
-    let manifest = Manifest::read(&dir).map_err(|e| {
-        let text = e.to_string();
-        let (message, hint) = text.split_once("\nhint: ").unwrap_or((&text, ""));
-        vec![Problem {
-            message: format!("{flag}: {message}"),
-            hint: if hint.is_empty() {
-                "pass a report folder written by `harness run`".to_owned()
-            } else {
-                hint.to_owned()
-            },
-        }]
-    })?;
-    let problems = adopt(args, &manifest.options, given);
+    let continuing = Continuing::open(&dir, how).map_err(|p| vec![p])?;
+    let problems = adopt(args, &continuing.manifest.options, given);
     if !problems.is_empty() {
         return Err(problems);
     }
-    Ok(Some(Continuing { dir, manifest, how }))
+    Ok(Some(continuing))
 }
 
 /// Makes `args` carry the report's options `then` wherever none was given; a given one that
@@ -169,7 +263,7 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
         args.cassettes = then.cassettes.clone();
     }
     if given.has("models") || given.has("provider") {
-        let now: Vec<String> = super::run::model_selectors(&args.models, args.provider.as_deref())
+        let now: Vec<String> = model_selectors(&args.models, args.provider.as_deref())
             .map(|m| m.iter().map(ToString::to_string).collect())
             .unwrap_or_else(|_| args.models.clone());
         if now != then.models {
@@ -270,151 +364,49 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
     problems
 }
 
-/// Whether this invocation may complete `c`'s folder: the same plan and the same suite. Under
-/// `--rerun-errors` a changed cassette is allowed when the runs being rerun are the ones that
-/// use it (fixing what made them fail is the point).
-pub fn check_same_suite(
-    c: &Continuing,
-    fingerprint: &crate::runner::manifest::Fingerprint,
-    plan: &SuitePlan,
-    rerun: &[PlannedRun],
-    cassettes_dir: &Path,
-) -> Result<(), Problem> {
-    let rerun_cassettes: BTreeSet<String> = rerun
+/// The run options the flags ask for (`models` and `mode` as resolved); the catalog, the
+/// sandbox and the keys are the caller's to set.
+pub fn run_options(
+    args: &RunArgs,
+    models: Vec<ModelSelector>,
+    mode: CassetteMode,
+    report_dir: PathBuf,
+) -> RunOptions {
+    let mut options = RunOptions::new(args.cassettes.clone(), report_dir);
+    options.tasks_dir = args.tasks.clone();
+    options.models = models;
+    options.mode = mode;
+    options.on_divergence = args.on_divergence;
+    options.ci = cassettes::ci_set(std::env::var("CI").ok().as_deref());
+    if let Some(jobs) = args.jobs {
+        options.jobs = jobs.max(1);
+    }
+    options.keep_workspaces = args.keep_workspaces;
+    options.edit_strategies = args.edit_strategies.clone();
+    options.base_url = args.base_url.clone();
+    options.epochs = args.epochs.max(1);
+    options.max_cost = args.max_cost;
+    options.request.thinking = args.thinking;
+    options
+}
+
+/// Where `harness.yaml` is looked for: the tasks folder, then the current folder.
+pub(crate) fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
+    vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
+}
+
+/// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.
+pub(crate) fn model_selectors(
+    models: &[String],
+    provider: Option<&str>,
+) -> Result<Vec<ModelSelector>, String> {
+    models
         .iter()
-        .map(|r| {
-            r.cassette
-                .strip_prefix(cassettes_dir)
-                .unwrap_or(&r.cassette)
-                .to_string_lossy()
-                .into_owned()
+        .map(|m| match provider {
+            Some(p) if !m.contains('/') => format!("{p}/{m}").parse(),
+            _ => m.parse(),
         })
-        .collect();
-    let differences: Vec<Difference> = c
-        .manifest
-        .fingerprint
-        .differences(fingerprint)
-        .into_iter()
-        .filter(|d| match (c.how, d.cassette()) {
-            (Continuation::RerunErrors, Some(path)) => !rerun_cassettes.contains(path),
-            _ => true,
-        })
-        .collect();
-    let mut what: Vec<String> = differences.iter().map(ToString::to_string).collect();
-    let keys = plan.keys();
-    if keys != c.manifest.plan {
-        let new = keys.iter().filter(|k| !c.manifest.plan.contains(k)).count();
-        let gone = c.manifest.plan.iter().filter(|k| !keys.contains(k)).count();
-        what.push(format!(
-            "the plan differs ({new} run(s) not in the report's, {gone} of its runs not planned now)"
-        ));
-    }
-    if what.is_empty() {
-        return Ok(());
-    }
-    Err(Problem {
-        message: format!(
-            "{} was run with another suite: {}",
-            c.dir.display(),
-            what.join("; ")
-        ),
-        hint: match c.how {
-            Continuation::Resume => "a report is completed only with the suite it was run with: \
-                 undo the changes, or start a new report without `--resume` (to rerun the \
-                 errored runs with fixed cassettes, use `--rerun-errors`)"
-                .to_owned(),
-            Continuation::RerunErrors => "only the cassettes of the errored runs may change: undo \
-                 the other changes, or start a new report"
-                .to_owned(),
-        },
-    })
-}
-
-/// The partition of this invocation: the flag's, else (continuing) the report's; a flag that is
-/// not the report's is a problem.
-pub fn partition(
-    flag: Option<&str>,
-    continuing: Option<&Continuing>,
-) -> Result<Option<crate::runner::partition::Partition>, Problem> {
-    let then = continuing.and_then(|c| c.manifest.partition.clone());
-    let chosen = match (flag, &then) {
-        (Some(f), Some(t)) if f != t => {
-            return Err(Problem {
-                message: format!(
-                    "`--partition {f}` is not the report's partition (`--partition {t}`)"
-                ),
-                hint: "leave `--partition` out to resume the report's own shard".to_owned(),
-            });
-        }
-        (Some(f), None) if continuing.is_some() => {
-            return Err(Problem {
-                message: format!("`--partition {f}`: the report is not a shard"),
-                hint: "leave `--partition` out to complete the whole report".to_owned(),
-            });
-        }
-        (Some(f), _) => Some(f.to_owned()),
-        (None, t) => t.clone(),
-    };
-    chosen
-        .map(|p| {
-            p.parse()
-                .map_err(|e: crate::runner::partition::PartitionError| Problem {
-                    hint: e.hint().to_owned(),
-                    message: e.to_string(),
-                })
-        })
-        .transpose()
-}
-
-/// Installs the interrupt: the first Ctrl-C or SIGTERM cancels `stop` (the suite winds down and
-/// writes its partial report), a second kills what the sandbox started and exits at once with
-/// [`exit::INTERRUPTED`]. Needs a tokio runtime.
-pub fn watch_signals(stop: CancellationToken, sandbox: Sandbox) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        super::warn("could not install the Ctrl-C handler; an interrupt ends the harness at once");
-        return;
-    };
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
-        stderr!(
-            "interrupted: no more runs start and the running ones are stopped; the partial \
-             report follows (interrupt again to exit at once)"
-        );
-        stop.cancel();
-        tokio::select! {
-            _ = int.recv() => {}
-            _ = term.recv() => {}
-        }
-        stderr!("interrupted again: exiting now");
-        sandbox.kill_all();
-        std::process::exit(i32::from(exit::INTERRUPTED));
-    });
-}
-
-/// Removes the temporary folders of harness processes that are gone (a SIGKILL leaves them),
-/// saying so unless `quiet`.
-pub fn clean_stale_temp(quiet: bool) {
-    let cleanup = crate::sandbox::stale::clean_stale(&std::env::temp_dir());
-    if !cleanup.removed.is_empty() && !quiet {
-        stderr!(
-            "removed {} temporary folder(s) left by a harness that was killed (in {})",
-            cleanup.removed.len(),
-            std::env::temp_dir().display()
-        );
-    }
-    for (path, e) in &cleanup.failed {
-        super::warn(&format!(
-            "could not remove {}, left by a harness that was killed: {e}",
-            path.display()
-        ));
-    }
+        .collect()
 }
 
 #[cfg(test)]
@@ -452,7 +444,7 @@ mod tests {
         ]);
         suite_options(
             &a,
-            &super::super::run::model_selectors(&a.models, None).unwrap(),
+            &model_selectors(&a.models, None).unwrap(),
             CassetteMode::Replay,
         )
     }
@@ -462,7 +454,7 @@ mod tests {
         let then = report_options();
         let (mut a, given) = args(&["--resume", "r", "--jobs", "2"]);
         assert!(adopt(&mut a, &then, &given).is_empty());
-        let models = super::super::run::model_selectors(&a.models, None).unwrap();
+        let models = model_selectors(&a.models, None).unwrap();
         let mode = cassettes::resolve_mode(a.cassette_mode, |_| None).unwrap();
         assert_eq!(suite_options(&a, &models, mode), then);
         assert_eq!(a.jobs, Some(2), "per-invocation flags stay");
@@ -481,20 +473,5 @@ mod tests {
                 "`--sandbox isolated` is not what the report was run with (`--sandbox none`)"
             ]
         );
-    }
-
-    #[test]
-    fn the_partition_is_the_reports_unless_given_otherwise() {
-        assert_eq!(partition(None, None).unwrap(), None);
-        assert_eq!(
-            partition(Some("hash:2/3"), None)
-                .unwrap()
-                .unwrap()
-                .to_string(),
-            "hash:2/3"
-        );
-        let err = partition(Some("hash:4/3"), None).unwrap_err();
-        assert!(err.message.contains("from 1 to 3"), "{err:?}");
-        assert!(err.hint.contains("hash:M/N"), "{err:?}");
     }
 }

@@ -2,19 +2,17 @@
 //! hand-computed values, and the markdown and CSV views.
 
 use super::*;
-use crate::reports::tests::rec;
-use crate::scoring::{RunFile, run_dir};
+use crate::record::RunFile;
+use crate::reports::fixtures::{Scenario, rec};
 
 /// A run of `task` by `provider` with `strategy`, passing or failing.
 fn run(task: &str, provider: &str, strategy: &str, epoch: u32, passed: bool) -> RunFile {
-    let (outcome, reason) = if passed {
-        (Outcome::Passed, "all 1 checks passed")
+    let outcome = if passed {
+        Outcome::Passed
     } else {
-        (Outcome::Diverged, "diverged: request 3 differs")
+        Outcome::Diverged
     };
-    let mut record = rec(task, provider, "m", epoch, outcome, reason);
-    record.transcript_path = format!("{}/transcript.md", run_dir(task, provider, "m", epoch));
-    let mut file = RunFile::record_only(record);
+    let mut file = RunFile::record_only(rec(task, provider, "m", epoch, outcome));
     file.edit_strategy = Some(strategy.to_owned());
     file
 }
@@ -140,9 +138,10 @@ fn pairs_with_an_infrastructure_error_or_a_skip_are_left_out() {
         run("c", "p", "pi", 1, true),
         run("e", "p", "pi", 1, true),
     ];
-    new[0].record.outcome = Outcome::Error;
-    new[0].record.error_kind = Some("rate_limited".into());
-    new[1].record.outcome = Outcome::Skipped;
+    new[0].record = Scenario::new("a", "p", "m", 1, Outcome::Error)
+        .rate_limited()
+        .record();
+    new[1].record = Scenario::new("b", "p", "m", 1, Outcome::Skipped).record();
     let cmp = compare_sides(&arm_runs(&base), &arm_runs(&new));
     let a = &cmp.arms[0];
     assert_eq!((a.stats.pairs, a.stats.excluded), (1, 2));
@@ -150,7 +149,7 @@ fn pairs_with_an_infrastructure_error_or_a_skip_are_left_out() {
     assert_eq!(a.flips().count(), 0, "an infrastructure error is no flip");
     // A model error counts against the model: it flips.
     let mut new2 = new.clone();
-    new2[0].record.error_kind = Some("model_error".into());
+    new2[0].record = rec("a", "p", "m", 1, Outcome::Error);
     let cmp = compare_sides(&arm_runs(&base), &arm_runs(&new2));
     assert_eq!(cmp.arms[0].flips().count(), 1);
 }
