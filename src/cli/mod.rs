@@ -72,6 +72,10 @@ pub enum Command {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
+    // Started by bubblewrap as the supervisor of a run's sandbox: that and nothing else.
+    if crate::sandbox::supervisor::requested() {
+        return crate::sandbox::supervisor::main();
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(err) => return clap_error(err),
@@ -82,9 +86,14 @@ pub fn main() -> ExitCode {
     };
     // `--resume` takes the report's options for the flags not given: which were given.
     let given = run_args::Given::of(matches.subcommand_matches("run"));
-    // First, while single-threaded: move every key out of the environment (this re-executes
-    // the binary when there is one), so `/proc/<harness>/environ` never shows a key.
-    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given)) {
+    // First, while single-threaded: move every key and every variable the harness does not
+    // read itself out of the environment (this re-executes the binary), so
+    // `/proc/<harness>/environ` never shows a key. Only `run` reads the keys back.
+    let unseal = match cli.command {
+        Command::Run(_) => crate::sandbox::secrets::Unseal::Read,
+        _ => crate::sandbox::secrets::Unseal::Discard,
+    };
+    let vault = match crate::sandbox::secrets::seal(&key_names(&cli.command, &given), unseal) {
         Ok(vault) => std::sync::Arc::new(vault),
         Err(e) => {
             return printer::internal_error(&format!(
@@ -92,6 +101,13 @@ pub fn main() -> ExitCode {
             ));
         }
     };
+    // Then nothing of the same user may read this process's memory, environment or descriptors
+    // (`/proc/<pid>/mem`, ptrace): only the final image can be made so (an exec undoes it).
+    if let Err(e) = crate::sandbox::secrets::make_undumpable() {
+        printer::warn(&format!(
+            "could not make the harness non-dumpable ({e}); a command running as the same user could read its memory"
+        ));
+    }
     // Orphans of the agent's commands come back to the harness, which kills them (see
     // `sandbox::process`); without it they would go on under init.
     if let Err(e) = crate::sandbox::process::become_subreaper() {

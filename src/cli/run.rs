@@ -48,7 +48,9 @@ pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let sandbox = Sandbox::detect(args.sandbox);
+    // A root harness runs the agent's commands as `nobody` outside `isolated`: root could read
+    // the keys in the harness's memory.
+    let sandbox = Sandbox::detect(args.sandbox).with_unprivileged_commands();
     if let Some(notice) = sandbox.notice() {
         printer.warn(notice);
     }

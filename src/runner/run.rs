@@ -79,6 +79,13 @@ pub(super) async fn run_one(
             );
         }
     };
+    let jail = options
+        .sandbox
+        .jail(workspace.path())
+        .with_scratch(&scratch);
+    // Under `isolated` the run's sandbox starts now, while the run is set up and the model is
+    // asked for its first turn.
+    jail.prepare();
     // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
     let redactor = options.redactor.with(spec.api_key.iter());
     let rules = match state.compare_rules(&run.task) {
@@ -112,10 +119,6 @@ pub(super) async fn run_one(
         Ok(set) => Arc::new(set),
         Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
-    let jail = options
-        .sandbox
-        .jail(workspace.path())
-        .with_scratch(&scratch);
     // Under `isolated` the run's tmp folder is the commands' private /tmp.
     let tmpdir = if jail.tmp_is_private() {
         Path::new("/tmp")

@@ -5,32 +5,41 @@
 //!
 //! Tiers ([`Tier`], `--sandbox`):
 //!
-//! * `isolated` (the default wherever bubblewrap works): commands run under `bwrap` with no
+//! * `isolated` (the default wherever bubblewrap and `openat2` work): a run's commands run in
+//!   one bubblewrap sandbox made for the run ([`isolated`], its [`supervisor`] as PID 1) with no
 //!   network, their own PID, mount, IPC, UTS and user namespaces and no capabilities; the file
 //!   system is read-only except the workspace, the run's `HOME` and a private `/tmp`; `/run` and
 //!   the host's home folder are hidden (toolchains under it stay readable); `/proc` shows only
 //!   the sandbox's own processes. The file tools are confined as under `workspace`.
-//! * `workspace`: the file tools refuse paths that resolve (after symlinks) outside the
-//!   workspace; commands are not isolated.
+//! * `workspace`: the file tools open every path beneath the workspace in one step
+//!   ([`beneath`], `openat2`) and refuse those that lead outside; commands are not isolated.
 //! * `none`: Pi's behaviour, nothing confined.
 //!
 //! In every tier commands get an allow-listed environment ([`env`]), every process a command
-//! starts is killed when it ends ([`process`]), and output is capped ([`output`]).
+//! starts is killed when it ends ([`process`]), output is capped ([`output`]), the harness holds
+//! its keys out of its environment and is non-dumpable ([`secrets`]), and a root harness runs
+//! commands outside `isolated` as `nobody` ([`user`], [`Sandbox::with_unprivileged_commands`]).
 //!
 //! This module sits below `tools` and depends on nothing else in the crate.
 
+pub mod beneath;
 pub mod confine;
 pub mod env;
+mod isolated;
 pub mod output;
 pub mod process;
 pub mod secrets;
 pub mod stale;
+pub mod supervisor;
+pub mod user;
+pub mod wire;
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use beneath::How;
 pub use process::{CommandSpec, Spawned};
 
 /// How much the agent's commands and tools are confined.
@@ -69,6 +78,8 @@ pub struct Sandbox {
     bwrap: Option<Arc<process::Bwrap>>,
     notice: Option<String>,
     tags: Arc<process::Tags>,
+    /// The user commands run as when not the harness's own (a root harness outside `isolated`).
+    user: Option<Arc<user::CommandUser>>,
 }
 
 impl Sandbox {
@@ -77,6 +88,19 @@ impl Sandbox {
     /// namespaces here; [`Sandbox::notice`] then says why and how to fix it.
     pub fn detect(requested: Option<Tier>) -> Sandbox {
         let wanted = requested.unwrap_or(Tier::Isolated);
+        if wanted == Tier::None {
+            return Sandbox::none();
+        }
+        // Confining the file tools takes openat2; without it no tier may claim confinement.
+        if let Err(why) = beneath::openat2_works() {
+            let mut sandbox = Sandbox::none();
+            sandbox.notice = Some(format!(
+                "sandbox: {why}, so the file tools cannot be kept inside the workspace; falling \
+                 back to `--sandbox none`: nothing is confined (the file tools reach anything \
+                 you can, bash commands and checks run unisolated)"
+            ));
+            return sandbox;
+        }
         if wanted != Tier::Isolated {
             return Sandbox::without_bwrap(wanted);
         }
@@ -86,6 +110,7 @@ impl Sandbox {
                 bwrap: Some(Arc::new(bwrap)),
                 notice: None,
                 tags: Arc::new(process::Tags::new()),
+                user: None,
             },
             Err(why) => {
                 let mut sandbox = Sandbox::without_bwrap(Tier::Workspace);
@@ -111,7 +136,64 @@ impl Sandbox {
             bwrap: None,
             notice: None,
             tags: Arc::new(process::Tags::new()),
+            user: None,
         }
+    }
+
+    /// This sandbox with the agent's commands run as `nobody` when the harness runs as root
+    /// outside `isolated` (where root could read the harness's memory and its keys; under
+    /// `isolated` the commands cannot see the harness at all). Every run's workspace and scratch
+    /// folders are then handed to that user; toolchain folders it cannot reach are named in the
+    /// notice, with what to do.
+    pub fn with_unprivileged_commands(mut self) -> Sandbox {
+        if self.bwrap.is_some() || !rustix::process::geteuid().is_root() {
+            return self;
+        }
+        let user = user::CommandUser::nobody();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for (k, v) in env::base_env(std::env::vars()) {
+            if k == "PATH" {
+                dirs.extend(std::env::split_paths(&v));
+            } else if env::TOOLCHAIN_HOMES.iter().any(|(name, _)| *name == k) {
+                dirs.push(PathBuf::from(v));
+            }
+        }
+        let closed = user.unreachable(&dirs);
+        if !closed.is_empty() {
+            let mut blockers: Vec<&Path> = closed.iter().map(|(_, b)| b.as_path()).collect();
+            blockers.sort();
+            blockers.dedup();
+            let show = |paths: Vec<&Path>| -> String {
+                let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                list.join(", ")
+            };
+            self.add_notice(format!(
+                "sandbox: the harness runs as root, so the agent's commands and checks run as \
+                 `{}` (uid {}), which cannot pass through {} and so cannot reach {}: commands \
+                 will not find what is there. Open the way (`chmod o+x {}`), install the \
+                 toolchains elsewhere, run the harness as another user, or use `--sandbox \
+                 isolated`",
+                user.name,
+                user.uid,
+                show(blockers.clone()),
+                show(closed.iter().map(|(d, _)| d.as_path()).collect()),
+                show(blockers),
+            ));
+        }
+        self.user = Some(Arc::new(user));
+        self
+    }
+
+    /// The user the agent's commands run as, when it is not the harness's own.
+    pub fn command_user(&self) -> Option<&user::CommandUser> {
+        self.user.as_deref()
+    }
+
+    fn add_notice(&mut self, text: String) {
+        self.notice = Some(match self.notice.take() {
+            Some(before) => format!("{before}\n{text}"),
+            None => text,
+        });
     }
 
     /// Pi's behaviour: nothing confined (commands are still cleaned up and capped).
@@ -136,12 +218,31 @@ impl Sandbox {
 
     /// The confinement of one run whose workspace is `root` (canonical).
     pub fn jail(&self, root: &Path) -> Jail {
+        let anchor = (self.tier != Tier::None)
+            .then(|| beneath::Anchor::open(root).map(Arc::new).map_err(Arc::new));
+        let handed = match &self.user {
+            Some(user) => user.take_workspace(root).map_err(|e| {
+                Arc::new(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "could not hand the workspace {} to `{}`, the user commands run as: {e}",
+                        root.display(),
+                        user.name
+                    ),
+                ))
+            }),
+            None => Ok(()),
+        };
         Jail {
             sandbox: self.clone(),
             mounts: process::Mounts {
                 root: Some(root.to_path_buf()),
                 ..Default::default()
             },
+            root: anchor,
+            logs: None,
+            handed,
+            run: RunCell::default(),
         }
     }
 
@@ -158,6 +259,27 @@ impl Sandbox {
 pub struct Jail {
     sandbox: Sandbox,
     mounts: process::Mounts,
+    /// The workspace held open when the tier confines the file tools (or why it could not be).
+    root: Option<Result<Arc<beneath::Anchor>, Arc<io::Error>>>,
+    /// bash's full-output folder held open: the file tools may read there, never write.
+    logs: Option<Arc<beneath::Anchor>>,
+    /// Whether the workspace and scratch folders could be handed to the commands' user.
+    handed: Result<(), Arc<io::Error>>,
+    /// The run's sandbox under `isolated`, started once (by [`Jail::prepare`] or the first
+    /// command) and torn down when the last clone of this jail goes.
+    run: RunCell,
+}
+
+/// The run's sandbox, or why it could not be started.
+type RunCell = Arc<tokio::sync::OnceCell<Result<Arc<isolated::RunSandbox>, String>>>;
+
+/// Why a file tool cannot use a path: outside the workspace, or the file system said no.
+#[derive(Debug, thiserror::Error)]
+pub enum FsError {
+    #[error(transparent)]
+    Outside(#[from] OutsideWorkspace),
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
 /// A path a file tool may not use.
@@ -177,6 +299,10 @@ impl Jail {
         Jail {
             sandbox: Sandbox::none(),
             mounts: process::Mounts::default(),
+            root: None,
+            logs: None,
+            handed: Ok(()),
+            run: RunCell::default(),
         }
     }
 
@@ -188,6 +314,26 @@ impl Jail {
         self.mounts.home = Some(scratch.home().to_path_buf());
         self.mounts.tmp = Some(scratch.tmp().to_path_buf());
         self.mounts.logs = Some(scratch.logs().to_path_buf());
+        // A sandbox is made for the mounts it was started with: a fresh one for these.
+        self.run = RunCell::default();
+        if self.root.is_some() {
+            self.logs = beneath::Anchor::open(scratch.logs()).ok().map(Arc::new);
+        }
+        if let (Some(user), Ok(())) = (&self.sandbox.user, &self.handed) {
+            self.handed = user
+                .take_scratch(scratch.path(), &[scratch.home(), scratch.tmp()])
+                .map_err(|e| {
+                    Arc::new(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "could not hand the run's folders under {} to `{}`, the user \
+                             commands run as: {e}",
+                            scratch.path().display(),
+                            user.name
+                        ),
+                    ))
+                });
+        }
         self
     }
 
@@ -201,20 +347,24 @@ impl Jail {
         self.mounts.root.as_deref()
     }
 
+    /// The workspace root when the file tools are confined to it (`workspace`, `isolated`).
+    pub fn root_if_confined(&self) -> Option<&Path> {
+        self.root.as_ref().and(self.mounts.root.as_deref())
+    }
+
     /// Whether `TMPDIR` should be `/tmp` (isolated: the run's tmp folder is mounted there).
     pub fn tmp_is_private(&self) -> bool {
         self.sandbox.bwrap.is_some()
     }
 
     /// `Ok` when a file tool may use `abs`: always under `none`; otherwise only if it resolves
-    /// (symlinks followed) inside the workspace or the run's bash output folder.
+    /// (symlinks followed) inside the workspace or the run's bash output folder. A check only,
+    /// for a clear early refusal: the file tools then open through [`Jail::open`] and the rest,
+    /// which resolve and open in one step, so a path swapped after this check is refused there.
     pub fn check_path(&self, abs: &Path) -> Result<(), OutsideWorkspace> {
-        let Some(root) = &self.mounts.root else {
+        let Some(root) = self.root_if_confined() else {
             return Ok(());
         };
-        if self.sandbox.tier == Tier::None {
-            return Ok(());
-        }
         let real = confine::resolve_real(abs);
         if real.starts_with(root)
             || self
@@ -225,17 +375,187 @@ impl Jail {
         {
             return Ok(());
         }
-        Err(OutsideWorkspace {
+        Err(self.outside(abs))
+    }
+
+    fn outside(&self, abs: &Path) -> OutsideWorkspace {
+        OutsideWorkspace {
             path: abs.to_path_buf(),
-            root: root.clone(),
+            root: self.mounts.root.clone().unwrap_or_default(),
             tier: self.sandbox.tier,
+        }
+    }
+
+    /// Where `abs` is to be opened: `None` when nothing is confined (opened as is), else the
+    /// folder held open (the workspace, or for reading the bash output folder) and the path
+    /// beneath it. A path inside the workspace as written keeps its own steps (the kernel
+    /// follows them beneath the workspace); any other is taken where its symlinks lead now,
+    /// which the open checks again.
+    fn locate(
+        &self,
+        abs: &Path,
+        write: bool,
+    ) -> Result<Option<(Arc<beneath::Anchor>, PathBuf)>, FsError> {
+        let Some(root) = &self.root else {
+            return Ok(None);
+        };
+        let root = root
+            .as_ref()
+            .map_err(|e| io::Error::new(e.kind(), e.to_string()))?;
+        if let Ok(rel) = abs.strip_prefix(root.path()) {
+            return Ok(Some((root.clone(), rel.to_path_buf())));
+        }
+        let real = confine::resolve_real(abs);
+        if let Ok(rel) = real.strip_prefix(root.path()) {
+            return Ok(Some((root.clone(), rel.to_path_buf())));
+        }
+        if let Some(logs) = self.logs.as_ref().filter(|_| !write) {
+            if let Ok(rel) = real.strip_prefix(logs.path()) {
+                return Ok(Some((logs.clone(), rel.to_path_buf())));
+            }
+        }
+        Err(self.outside(abs).into())
+    }
+
+    /// Opens `abs` as a file tool may: as is under `none`; otherwise beneath the workspace (or,
+    /// to read, bash's output folder) in one step, so a symlink swapped meanwhile cannot lead
+    /// out. An absolute symlink that leads inside is followed (the kernel refuses any absolute
+    /// symlink beneath a folder: where it leads now is opened beneath again).
+    pub fn open(&self, abs: &Path, how: How) -> Result<std::fs::File, FsError> {
+        let fd = match self.locate(abs, how == How::Truncate)? {
+            None => beneath::open_free(abs, how)?,
+            Some((anchor, rel)) => {
+                self.beneath(abs, &anchor, &rel, |rel| beneath::open(&anchor, rel, how))?
+            }
+        };
+        if let (How::Truncate, Some(user)) = (how, &self.sandbox.user) {
+            // Made by the harness: the commands' user must be able to change it later.
+            user.take_fd(std::os::fd::AsFd::as_fd(&fd))?;
+        }
+        Ok(fd.into())
+    }
+
+    /// `op` on `rel` beneath `anchor`; when the kernel refuses a step out (`EXDEV`: `..` or a
+    /// symlink, absolute ones included), once more on where `abs` leads now if that is beneath
+    /// the anchor, else [`FsError::Outside`].
+    fn beneath<T>(
+        &self,
+        abs: &Path,
+        anchor: &beneath::Anchor,
+        rel: &Path,
+        op: impl Fn(&Path) -> io::Result<T>,
+    ) -> Result<T, FsError> {
+        match op(rel) {
+            Err(e) if beneath::is_escape(&e) => {
+                let real = confine::resolve_real(&anchor.path().join(rel));
+                let rel = real
+                    .strip_prefix(anchor.path())
+                    .map_err(|_| self.outside(abs))?;
+                op(rel).map_err(|e| {
+                    if beneath::is_escape(&e) {
+                        FsError::Outside(self.outside(abs))
+                    } else {
+                        FsError::Io(e)
+                    }
+                })
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// What `abs` leads to (`stat`, symlinks followed), as [`Jail::open`] would reach it.
+    pub fn metadata(&self, abs: &Path) -> Result<std::fs::Metadata, FsError> {
+        Ok(self.open(abs, How::Path)?.metadata()?)
+    }
+
+    /// Whether `abs` leads to anything a file tool may reach (`fs.existsSync`).
+    pub fn exists(&self, abs: &Path) -> bool {
+        self.metadata(abs).is_ok()
+    }
+
+    /// `access(abs, R_OK | W_OK)` (Node's `fs.access` before an edit), on what [`Jail::open`]
+    /// reaches.
+    pub fn access_rw(&self, abs: &Path) -> Result<(), FsError> {
+        use std::os::fd::AsFd;
+        let file = self.open(abs, How::Path)?;
+        Ok(beneath::access_rw(file.as_fd())?)
+    }
+
+    /// `mkdir -p abs` (Node's `mkdir` with `recursive: true`), beneath the workspace when
+    /// confined: every folder is made inside its parent's open descriptor.
+    pub fn create_dir_all(&self, abs: &Path) -> Result<(), FsError> {
+        let Some((anchor, rel)) = self.locate(abs, true)? else {
+            let missing: Vec<PathBuf> = abs
+                .ancestors()
+                .take_while(|p| std::fs::symlink_metadata(p).is_err())
+                .map(Path::to_path_buf)
+                .collect();
+            std::fs::create_dir_all(abs)?;
+            if let Some(user) = &self.sandbox.user {
+                for dir in missing.iter().rev() {
+                    user.chown(dir)?;
+                }
+            }
+            return Ok(());
+        };
+        let user = self.sandbox.user.clone();
+        self.beneath(abs, &anchor, &rel, |rel| {
+            let mut handed: io::Result<()> = Ok(());
+            beneath::create_dir_all(&anchor, rel, &mut |fd| {
+                if let (Some(user), true) = (&user, handed.is_ok()) {
+                    handed = user.take_fd(std::os::fd::AsFd::as_fd(fd));
+                }
+            })?;
+            handed
         })
     }
 
-    /// Spawns `spec` under this jail's tier (inside bubblewrap when isolating).
-    pub fn spawn(&self, spec: CommandSpec<'_>) -> io::Result<Spawned> {
-        let bwrap = self.sandbox.bwrap.as_deref().map(|b| (b, &self.mounts));
-        process::spawn(spec, bwrap, &self.sandbox.tags)
+    /// Spawns `spec` under this jail's tier: in the run's sandbox under `isolated` (started now
+    /// if [`Jail::prepare`] did not), else directly (as the commands' user when there is one).
+    pub async fn spawn(&self, spec: CommandSpec<'_>) -> io::Result<Spawned> {
+        if let Err(e) = &self.handed {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
+        if self.sandbox.bwrap.is_none() {
+            return process::spawn(spec, &self.sandbox.tags, self.sandbox.user.as_deref());
+        }
+        let run = self.run_sandbox().await?;
+        let tag = self.sandbox.tags.next();
+        let command = run.spawn(spec, &tag).await?;
+        Ok(Spawned::supervised(command, tag))
+    }
+
+    /// Starts the run's sandbox now, in the background, under `isolated` (so that it is ready
+    /// by the first command); nothing otherwise. Needs a tokio runtime.
+    pub fn prepare(&self) {
+        if self.sandbox.bwrap.is_some() {
+            let jail = self.clone();
+            tokio::spawn(async move {
+                let _started = jail.run_sandbox().await;
+            });
+        }
+    }
+
+    /// The run's sandbox, started on first use.
+    async fn run_sandbox(&self) -> io::Result<Arc<isolated::RunSandbox>> {
+        let Some(bwrap) = self.sandbox.bwrap.as_deref() else {
+            return Err(io::Error::other("no sandbox under this tier"));
+        };
+        let cwd = self
+            .mounts
+            .root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"));
+        self.run
+            .get_or_init(|| async {
+                isolated::RunSandbox::start(bwrap, &self.mounts, &cwd)
+                    .await
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .clone()
+            .map_err(io::Error::other)
     }
 }
 
@@ -305,8 +625,14 @@ fn probe_bwrap() -> Result<process::Bwrap, String> {
              `pacman -S bubblewrap`)"
                 .to_owned()
         })?;
+    let supervisor = supervisor_binary().ok_or_else(|| {
+        "sandbox: the harness binary, which supervises each run's sandbox, was not found (the \
+         library is used from another program); run the `harness` binary"
+            .to_owned()
+    })?;
     let bwrap = process::Bwrap {
         path,
+        supervisor,
         hide: hidden_home(),
         keep: kept_under_home(),
     };
@@ -331,6 +657,20 @@ fn probe_bwrap() -> Result<process::Bwrap, String> {
         ));
     }
     Ok(bwrap)
+}
+
+/// The harness binary, which runs as the supervisor of each run's sandbox: this program when it
+/// is the `harness` binary, else (tests and benchmarks of the library) the `harness` binary cargo
+/// builds beside it (`target/<profile>/harness`, one folder above `deps/`).
+fn supervisor_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    if exe.file_name().is_some_and(|n| n == "harness") {
+        return Some(exe);
+    }
+    let dir = exe.parent()?;
+    [dir.join("harness"), dir.parent()?.join("harness")]
+        .into_iter()
+        .find(|p| p.is_file())
 }
 
 /// The host's home folder, to hide under `isolated` (not `/`, not a missing folder).

@@ -1,12 +1,13 @@
 //! Spawning the agent's commands under a sandbox tier, and killing every process they started.
 //!
 //! Every spawned command gets a tag of its own in its environment ([`TAG_VAR`]), which its
-//! children inherit through `&`, `setsid`, `nohup` and double forks alike. [`Spawned::kill_all`]
-//! kills the command's process group, then every process on the machine whose environment
-//! carries the tag, pass after pass until none is left (a process forking while it is being
-//! killed is found on the next pass). Under `isolated` the command also runs as the only tree of
-//! its own PID namespace (bubblewrap with `--die-with-parent`): when its shell ends, or the
-//! harness dies, the kernel kills everything left in the namespace.
+//! children inherit through `&`, `setsid`, `nohup` and double forks alike. Outside `isolated`
+//! the harness spawns the command itself, and [`Spawned::kill_all`] kills the command's process
+//! group, then every process on the machine whose environment carries the tag, pass after pass
+//! until none is left (a process forking while it is being killed is found on the next pass).
+//! Under `isolated` the command runs in its run's sandbox, spawned by the sandbox's supervisor
+//! ([`super::isolated`]), which does the same inside the sandbox's own PID namespace; when the
+//! run ends, or the harness dies, the kernel kills everything left in the namespace.
 //!
 //! A process that drops its environment (`env -i setsid …`) carries no tag. The binary makes
 //! itself a child subreaper ([`become_subreaper`]), so such an orphan is re-parented to the
@@ -14,15 +15,13 @@
 //! of the harness that is not one of its own commands: an untagged process whose program is not
 //! the harness itself (a command between `fork` and `exec` still is).
 //!
-//! A subreaper must also reap what it adopts: an orphan it killed, and (under `isolated`, on
-//! every command) bubblewrap's PID-namespace init, which outlives the bubblewrap process the
+//! A subreaper must also reap what it adopts: an orphan it killed, and (under `isolated`, at
+//! the end of every run) the sandbox's supervisor, which may outlive the bubblewrap process the
 //! harness waits for by a moment. [`kill_orphans`] reaps every zombie child that is not one the
-//! harness waits for itself ([`own_children`]), so zombies never pile up over a long suite.
-//! Under `isolated` a command's cleanup skips the machine-wide scans (nothing can leave the
-//! namespace, whose processes the kernel kills when its init dies) and reaps at most every
-//! [`REAP_EVERY`]: with hundreds of runs in flight a scan of `/proc` per command would be the
-//! harness's main cost. The children are found in the kernel's lists of each thread's children
-//! (`/proc/self/task/*/children`), and only those that are not own commands are looked at.
+//! harness waits for itself ([`own_children`]), so zombies never pile up over a long suite; under
+//! `isolated` it runs at most every [`REAP_EVERY`]. The children are found in the kernel's lists
+//! of each thread's children (`/proc/self/task/*/children`), and only those that are not own
+//! commands are looked at.
 //!
 //! What is still out of reach, outside `isolated`: a process that makes itself unreadable
 //! (non-dumpable, or another user) after dropping its environment, or is started by a service
@@ -34,8 +33,10 @@
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -49,8 +50,26 @@ pub const TAG_VAR: &str = "HARNESS_SANDBOX_TAG";
 /// Kill passes at most (each sleeps a moment so the killed can die and the forked can appear).
 const MAX_PASSES: usize = 50;
 
-/// Under `isolated`, how often at most a command's cleanup looks for adopted zombies to reap.
+/// Under `isolated`, how often at most the end of a run's sandbox looks for adopted zombies to
+/// reap.
 pub const REAP_EVERY: Duration = Duration::from_millis(100);
+
+/// [`kill_orphans`], at most every [`REAP_EVERY`] (under `isolated`, where nothing but a run's
+/// supervisor can be adopted: with hundreds of runs in flight a scan per run would cost).
+pub(crate) fn reap_now_and_then() {
+    static LAST_REAP: Mutex<Option<Instant>> = Mutex::new(None);
+    let due = {
+        let mut last = LAST_REAP.lock().unwrap_or_else(|e| e.into_inner());
+        let due = last.is_none_or(|t| t.elapsed() >= REAP_EVERY);
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
+    };
+    if due {
+        kill_orphans();
+    }
+}
 
 /// The children this process spawned and waits for itself (by pid): [`kill_orphans`] never
 /// reaps them, or their owner's `wait` would find nothing. Every spawn of a child that is waited
@@ -79,7 +98,7 @@ impl Tags {
         }
     }
 
-    fn next(&self) -> String {
+    pub(crate) fn next(&self) -> String {
         format!(
             "{}-{}",
             self.instance,
@@ -93,20 +112,24 @@ impl Tags {
     }
 }
 
-/// What to run: `shell -c script` in `cwd` with exactly `env` (plus the tag).
+/// What to run: `shell -c script` in `cwd` with exactly `env` (plus the tag), its stdout and
+/// stderr the write ends of the caller's pipes (both the same pipe for merged output).
 pub struct CommandSpec<'a> {
     pub shell: &'a Path,
     pub script: &'a str,
     pub cwd: &'a Path,
     pub env: &'a [(String, String)],
-    pub stdout: Stdio,
-    pub stderr: Stdio,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
 }
 
 /// How to wrap a command in bubblewrap: the binary and the mounts of the `isolated` tier.
 #[derive(Debug, Clone)]
 pub(crate) struct Bwrap {
     pub(crate) path: PathBuf,
+    /// The harness binary, which runs as each run sandbox's supervisor (bound read-only at its
+    /// own path, so that it is there even under the hidden home or the private `/tmp`).
+    pub(crate) supervisor: PathBuf,
     /// The host's home folder, hidden behind an empty tmpfs (dotfiles hold credentials).
     pub(crate) hide: Option<PathBuf>,
     /// Folders under the hidden home the commands still need, read-only (toolchains, PATH).
@@ -114,11 +137,13 @@ pub(crate) struct Bwrap {
 }
 
 /// The flags that make a sandbox: no network, own PID, mount, IPC, UTS and user namespaces, no
-/// capabilities, a new session (no terminal injection), dead with its parent.
-pub(crate) const ISOLATION_FLAGS: [&str; 6] = [
+/// capabilities, a new session (no terminal injection), dead with its parent, the first process
+/// its PID 1 (the supervisor, which nothing inside can signal).
+pub(crate) const ISOLATION_FLAGS: [&str; 7] = [
     "--die-with-parent",
     "--unshare-all",
     "--new-session",
+    "--as-pid-1",
     "--cap-drop",
     "ALL",
     "--ro-bind",
@@ -166,26 +191,25 @@ impl Bwrap {
         if let Some(logs) = &mounts.logs {
             a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
         }
+        a.extend([
+            "--ro-bind".into(),
+            self.supervisor.clone().into(),
+            self.supervisor.clone().into(),
+        ]);
         a.extend(["--chdir".into(), cwd.into()]);
         a
     }
 }
 
-/// Spawns `spec`, inside bubblewrap when `bwrap` is given, tagged with a fresh tag of `tags`.
+/// Spawns `spec` directly (outside `isolated`), tagged with a fresh tag of `tags`, as `user`
+/// when given.
 pub(crate) fn spawn(
     spec: CommandSpec<'_>,
-    bwrap: Option<(&Bwrap, &Mounts)>,
     tags: &Arc<Tags>,
+    user: Option<&super::user::CommandUser>,
 ) -> io::Result<Spawned> {
     let tag = tags.next();
-    let mut cmd = match bwrap {
-        Some((b, mounts)) => {
-            let mut cmd = tokio::process::Command::new(&b.path);
-            cmd.args(b.args(mounts, spec.cwd)).arg("--").arg(spec.shell);
-            cmd
-        }
-        None => tokio::process::Command::new(spec.shell),
-    };
+    let mut cmd = tokio::process::Command::new(spec.shell);
     cmd.arg("-c")
         .arg(spec.script)
         .current_dir(spec.cwd)
@@ -193,9 +217,13 @@ pub(crate) fn spawn(
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .env(TAG_VAR, &tag)
         .stdin(Stdio::null())
-        .stdout(spec.stdout)
-        .stderr(spec.stderr)
+        .stdout(Stdio::from(spec.stdout))
+        .stderr(Stdio::from(spec.stderr))
         .process_group(0);
+    if let Some(user) = user {
+        // std drops the supplementary groups too when root changes the user.
+        cmd.uid(user.uid).gid(user.gid);
+    }
     let spawned = {
         let mut own = own_children();
         let spawned = cmd.spawn();
@@ -209,85 +237,100 @@ pub(crate) fn spawn(
     let child = spawned?;
     let pgid = child.id().map(|p| p as i32);
     Ok(Spawned {
-        child,
+        inner: Inner::Direct { child, pgid },
         tag,
-        pgid,
-        isolated: bwrap.is_some(),
         cleaned: false,
     })
 }
 
 /// A running command. Dropping it kills everything it started.
 pub struct Spawned {
-    pub child: tokio::process::Child,
+    inner: Inner,
     tag: String,
-    pgid: Option<i32>,
-    /// Run in its own PID namespace (bubblewrap): nothing it starts can leave it.
-    isolated: bool,
     cleaned: bool,
 }
 
+enum Inner {
+    /// Spawned by the harness (outside `isolated`).
+    Direct {
+        child: tokio::process::Child,
+        pgid: Option<i32>,
+    },
+    /// Spawned by the supervisor of the run's sandbox.
+    Supervised(super::isolated::Command),
+}
+
 impl Spawned {
+    pub(crate) fn supervised(command: super::isolated::Command, tag: String) -> Spawned {
+        Spawned {
+            inner: Inner::Supervised(command),
+            tag,
+            cleaned: false,
+        }
+    }
+
     /// The tag in the environment of every process of this command.
     pub fn tag(&self) -> &str {
         &self.tag
     }
 
+    /// Waits for the command's shell to end. Cancel-safe: a wait given up in a `select!` loses
+    /// nothing, and once ended the status is kept.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        match &mut self.inner {
+            Inner::Direct { child, .. } => child.wait().await,
+            Inner::Supervised(command) => command.wait().await.map(ExitStatus::from_raw),
+        }
+    }
+
     /// Kills the command's process group at once (Pi's `killProcessTree`); [`Spawned::kill_all`]
     /// gets the rest.
     pub fn kill_group(&self) {
-        if let Some(pid) = self.pgid {
-            if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_err() {
-                let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        match &self.inner {
+            Inner::Direct { pgid, .. } => {
+                if let Some(pid) = *pgid {
+                    if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_err() {
+                        let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    }
+                }
             }
+            Inner::Supervised(command) => command.kill_group(),
         }
     }
 
     /// Kills the command and every process it started (see the module docs).
     pub async fn kill_all(&mut self) {
-        if self.isolated {
-            self.kill_namespace();
-        } else {
-            let tag = self.tag.clone();
-            let pgid = self.pgid;
-            let _done = tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
+        match &mut self.inner {
+            Inner::Direct { pgid, .. } => {
+                let tag = self.tag.clone();
+                let pgid = *pgid;
+                let _done =
+                    tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
+            }
+            Inner::Supervised(command) => command.clean().await,
         }
         self.cleaned = true;
-    }
-
-    /// Under `isolated`: kills bubblewrap's group, whose namespace init then dies
-    /// (`--die-with-parent`) and takes every process of the namespace with it; reaps adopted
-    /// zombies at most every [`REAP_EVERY`].
-    fn kill_namespace(&self) {
-        self.kill_group();
-        static LAST_REAP: Mutex<Option<Instant>> = Mutex::new(None);
-        let due = {
-            let mut last = LAST_REAP.lock().unwrap_or_else(|e| e.into_inner());
-            let due = last.is_none_or(|t| t.elapsed() >= REAP_EVERY);
-            if due {
-                *last = Some(Instant::now());
-            }
-            due
-        };
-        if due {
-            kill_orphans();
-        }
     }
 }
 
 impl Drop for Spawned {
     fn drop(&mut self) {
-        if !self.cleaned {
-            if self.isolated {
-                self.kill_namespace();
-            } else {
-                kill_tagged(self.pgid, &self.tag, true);
+        match &self.inner {
+            Inner::Direct { pgid, .. } => {
+                if !self.cleaned {
+                    kill_tagged(*pgid, &self.tag, true);
+                }
+                // Waited for by now, or handed to tokio's reaper of dropped children: no longer
+                // one [`kill_orphans`] must leave alone.
+                if let Some(pid) = pgid {
+                    own_children().remove(pid);
+                }
             }
-        }
-        // Waited for by now, or handed to tokio's reaper of dropped children: no longer one
-        // [`kill_orphans`] must leave alone.
-        if let Some(pid) = self.pgid {
-            own_children().remove(&pid);
+            Inner::Supervised(command) => {
+                if !self.cleaned {
+                    command.clean_later();
+                }
+            }
         }
     }
 }
@@ -482,6 +525,7 @@ mod tests {
     fn bwrap_mounts_come_in_order() {
         let b = Bwrap {
             path: "bwrap".into(),
+            supervisor: "/opt/harness".into(),
             hide: Some("/home/u".into()),
             keep: vec!["/home/u/.cargo".into()],
         };
@@ -504,10 +548,10 @@ mod tests {
         assert_eq!(
             args.join(" "),
             format!(
-                "--die-with-parent --unshare-all --new-session --cap-drop ALL --ro-bind / / \
+                "--die-with-parent --unshare-all --new-session --as-pid-1 --cap-drop ALL --ro-bind / / \
                  --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
                  --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
-                 --ro-bind /tmp/run/logs /tmp/run/logs --chdir /tmp/ws"
+                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
             )
         );
     }

@@ -4,12 +4,20 @@
 //!   names the provider catalog reads keys from (passed in), a broad name heuristic
 //!   ([`is_secret_name`]) and the value itself ([`is_secret_value`]: URLs with a password,
 //!   key-shaped strings from [`key_shapes`]).
-//! * Sealing: [`seal`] runs first thing in the binary. When the environment holds a secret, it
-//!   writes every secret variable into an anonymous in-memory file (memfd), removes them from the
-//!   environment and re-executes the binary with the same arguments, passing the descriptor's
-//!   number in [`SEALED_FD_VAR`]. The new process image reads the variables into a [`Vault`] and
-//!   closes the descriptor, so its `/proc/self/environ` (what `/proc/$PPID/environ` shows an
-//!   agent's command) holds no key, in any sandbox tier.
+//! * Sealing: [`seal`] runs first thing in the binary. Every variable the harness does not read
+//!   itself later ([`is_kept_var`]: `PATH`, `HOME`, the locale, the toolchain homes, `CI`,
+//!   `NO_COLOR`, `HARNESS_*`, ...) and every secret is written into an anonymous in-memory file
+//!   (memfd), removed from the environment, and the binary re-executes itself with the same
+//!   arguments, passing the descriptor's number in [`SEALED_FD_VAR`]. The new process image
+//!   reads the variables into a [`Vault`] (secrets, redacted from reports, apart from the other
+//!   variables, only held) when it needs them, or just closes the descriptor when it does not
+//!   (`harness tool` holds no key), so its `/proc/self/environ` holds neither a key nor an
+//!   unknown variable (`MYSQL_PWD`, `SLACK_WEBHOOK`), in any sandbox tier.
+//! * Hiding: [`make_undumpable`] then makes the final process non-dumpable (`PR_SET_DUMPABLE`
+//!   0): a process of the same user can no longer read its `/proc/<pid>/mem`, `environ` or
+//!   `fd/`, nor ptrace it, and no core file is written; only a process with `CAP_SYS_PTRACE`
+//!   (root) could, which is why a root harness runs the agent's commands as another user outside
+//!   `isolated` ([`super::Sandbox::with_unprivileged_commands`]).
 //! * Redaction: [`Redactor`] replaces the values of the keys in use (and of every sealed secret)
 //!   in text written to reports and transcripts.
 //!
@@ -53,17 +61,68 @@ const NEVER_SECRET: [&str; 14] = [
     SEALED_FD_VAR,
 ];
 
+/// The variables the harness reads itself after it starts, or that shape how it runs, kept in
+/// its environment by [`seal`] (everything else is sealed away): the command search path and
+/// home, the locale and terminal, the temp folder, the toolchain homes the commands' environment
+/// is built from ([`super::env`]), CI and colour settings, the report summary file, proxies and
+/// certificates for the HTTP client, Rust's and the allocator's own settings.
+const KEPT: [&str; 31] = [
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "CI",
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "GITHUB_STEP_SUMMARY",
+    "RUSTUP_HOME",
+    "CARGO_HOME",
+    "PYENV_ROOT",
+    "NVM_DIR",
+    "RUSTUP_TOOLCHAIN",
+    "PYENV_VERSION",
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+    "RUST_LOG",
+    "RUST_MIN_STACK",
+    "MALLOC_CONF",
+    "_RJEM_MALLOC_CONF",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    SEALED_FD_VAR,
+];
+
+/// Prefixes of kept variables: the locale (`LC_*`), the harness's own settings (`HARNESS_*`),
+/// the dynamic loader's (`LD_*`, which the re-executed binary needs as the first one did).
+const KEPT_PREFIXES: [&str; 3] = ["LC_", "HARNESS_", "LD_"];
+
+/// Whether [`seal`] keeps `name` in the environment (when its value is no secret).
+pub fn is_kept_var(name: &str) -> bool {
+    // The proxy variables are read in lower case too.
+    let upper = name.to_ascii_uppercase();
+    let proxy = upper.ends_with("_PROXY") && KEPT.contains(&upper.as_str());
+    KEPT.contains(&name) || proxy || KEPT_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
 /// Whether an environment variable name looks like it holds a credential (case-insensitive):
 /// any name containing KEY, TOKEN, SECRET, PASS (PASSWORD, PASSWD, PASSPHRASE, DOCKER_PASS...),
-/// CREDENTIAL, AUTH, SESSION, COOKIE or PRIVATE; ending in `_PAT` or `_DSN` (or named `PAT` or
-/// `DSN`); every `AWS_*` variable; and a few well-known credential variables that match none of
-/// those (`NETRC`, `PGSERVICEFILE`, `SSH_AUTH_SOCK`'s kin are caught by AUTH).
+/// CREDENTIAL, AUTH, SESSION, COOKIE, PRIVATE or WEBHOOK; ending in `_PAT`, `_DSN` or `_PWD`
+/// (or named `PAT` or `DSN`); every `AWS_*` variable; and a few well-known credential variables
+/// that match none of those (`NETRC`, `PGSERVICEFILE`, `SSH_AUTH_SOCK`'s kin are caught by AUTH).
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if NEVER_SECRET.contains(&upper.as_str()) {
         return false;
     }
-    const WORDS: [&str; 9] = [
+    const WORDS: [&str; 10] = [
         "KEY",
         "TOKEN",
         "SECRET",
@@ -73,8 +132,9 @@ pub fn is_secret_name(name: &str) -> bool {
         "SESSION",
         "COOKIE",
         "PRIVATE",
+        "WEBHOOK",
     ];
-    const SUFFIXES: [&str; 2] = ["_PAT", "_DSN"];
+    const SUFFIXES: [&str; 3] = ["_PAT", "_DSN", "_PWD"];
     const NAMES: [&str; 5] = ["PAT", "DSN", "NETRC", "PGSERVICEFILE", "KUBECONFIG"];
     WORDS.iter().any(|w| upper.contains(w))
         || SUFFIXES.iter().any(|s| upper.ends_with(s))
@@ -137,10 +197,13 @@ pub fn is_secret_var(name: &str, value: &str, key_names: &[String]) -> bool {
     is_secret_name(name) || is_secret_value(value)
 }
 
-/// The secrets moved out of the environment at start, held in memory.
+/// The variables moved out of the environment at start, held in memory: the secrets (redacted
+/// from every report) and the others the harness does not read itself (only held, so that a key
+/// a provider names under an unusual variable is still found).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Vault {
     vars: BTreeMap<String, String>,
+    held: BTreeMap<String, String>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -148,6 +211,7 @@ impl std::fmt::Debug for Vault {
         // Never the values.
         f.debug_struct("Vault")
             .field("names", &self.vars.keys().collect::<Vec<_>>())
+            .field("held", &self.held.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -157,6 +221,7 @@ impl Vault {
     pub fn from_vars(vars: impl IntoIterator<Item = (String, String)>) -> Self {
         Vault {
             vars: vars.into_iter().collect(),
+            held: BTreeMap::new(),
         }
     }
 
@@ -180,9 +245,16 @@ impl Vault {
         self.vars.is_empty()
     }
 
-    /// Looks `name` up: the vault first, then the (sealed, so secret-free) environment.
+    /// The names of the variables held that are no secrets, sorted.
+    pub fn held_names(&self) -> impl Iterator<Item = &str> {
+        self.held.keys().map(String::as_str)
+    }
+
+    /// Looks `name` up: the secrets, the other sealed variables, then the (sealed, so
+    /// secret-free) environment.
     pub fn lookup(&self, name: &str) -> Option<String> {
         self.get(name)
+            .or_else(|| self.held.get(name).map(String::as_str))
             .map(str::to_owned)
             .or_else(|| std::env::var(name).ok())
     }
@@ -208,30 +280,54 @@ pub enum SealError {
     },
 }
 
-/// Moves every secret variable out of the process environment (see the module docs). Returns the
-/// vault when the environment is already free of secrets (nothing to seal, or this is the
-/// re-executed image); otherwise it does not return: the process image is replaced. Call it first
-/// thing in `main`, while the process has a single thread.
-pub fn seal(key_names: &[String]) -> Result<Vault, SealError> {
+/// Whether the final process reads the sealed variables back ([`seal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unseal {
+    /// Into the vault (`harness run`: the keys of the providers).
+    Read,
+    /// Not at all: the descriptor is closed unread, the process holds no key (`harness tool`).
+    Discard,
+}
+
+/// Moves every secret, and every variable the harness does not read itself, out of the process
+/// environment (see the module docs). Returns the vault when the environment holds nothing to
+/// seal (nothing to move, or this is the re-executed image); otherwise it does not return: the
+/// process image is replaced. Call it first thing in `main`, while the process has a single
+/// thread, then [`make_undumpable`].
+pub fn seal(key_names: &[String], unseal: Unseal) -> Result<Vault, SealError> {
     if let Some(fd) = std::env::var_os(SEALED_FD_VAR) {
-        return unseal(&fd);
+        return match unseal {
+            Unseal::Read => read_sealed(&fd),
+            Unseal::Discard => {
+                discard_sealed(&fd);
+                Ok(Vault::default())
+            }
+        };
     }
-    let (secret, kept): (Vec<_>, Vec<_>) = std::env::vars_os()
-        .partition(|(k, v)| is_secret_var(&k.to_string_lossy(), &v.to_string_lossy(), key_names));
-    if secret.is_empty() {
+    let mut records = Vec::new();
+    let mut kept = Vec::new();
+    for (k, v) in std::env::vars_os() {
+        let (name, value) = (k.to_string_lossy(), v.to_string_lossy());
+        let kind: &[u8] = if is_secret_var(&name, &value, key_names) {
+            b"s"
+        } else if is_kept_var(&name) {
+            kept.push((k, v));
+            continue;
+        } else {
+            b"h"
+        };
+        for field in [kind, k.as_bytes(), v.as_bytes()] {
+            records.extend_from_slice(field);
+            records.push(0);
+        }
+    }
+    if records.is_empty() {
         return Ok(Vault::default());
     }
     let fd =
         nix::sys::memfd::memfd_create(c"harness-keys", nix::sys::memfd::MemFdCreateFlag::empty())
             .map_err(|e| SealError::Memfd(e.into()))?;
     let mut file = std::fs::File::from(fd);
-    let mut records = Vec::new();
-    for (k, v) in &secret {
-        records.extend_from_slice(k.as_bytes());
-        records.push(0);
-        records.extend_from_slice(v.as_bytes());
-        records.push(0);
-    }
     file.write_all(&records).map_err(SealError::Memfd)?;
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
@@ -247,16 +343,36 @@ pub fn seal(key_names: &[String]) -> Result<Vault, SealError> {
     Err(SealError::Exec(err))
 }
 
-/// Reads the records back from the inherited descriptor and closes it.
-fn unseal(fd: &OsStr) -> Result<Vault, SealError> {
+/// Makes this process non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`): processes of the same user
+/// can no longer read its memory, environment or descriptors through `/proc`, nor ptrace it.
+/// Call it in the final process image, after [`seal`] (an `exec` makes a process dumpable again).
+pub fn make_undumpable() -> std::io::Result<()> {
+    nix::sys::prctl::set_dumpable(false).map_err(std::io::Error::from)
+}
+
+/// The inherited descriptor's number.
+fn sealed_fd(fd: &OsStr) -> Result<i32, SealError> {
     let text = fd.to_string_lossy().into_owned();
+    text.parse().map_err(|_| SealError::Read {
+        fd: text,
+        source: std::io::Error::other("not a descriptor number"),
+    })
+}
+
+/// Closes the inherited descriptor without reading it.
+fn discard_sealed(fd: &OsStr) {
+    if let Ok(number) = sealed_fd(fd) {
+        let _closed = nix::unistd::close(number);
+    }
+}
+
+/// Reads the records back from the inherited descriptor and closes it.
+fn read_sealed(fd: &OsStr) -> Result<Vault, SealError> {
+    let number = sealed_fd(fd)?;
     let read_err = |source| SealError::Read {
-        fd: text.clone(),
+        fd: number.to_string(),
         source,
     };
-    let number: i32 = text
-        .parse()
-        .map_err(|_| read_err(std::io::Error::other("not a descriptor number")))?;
     // A fresh open of the memfd starts at offset 0 (the inherited description is at its end).
     let mut bytes = Vec::new();
     std::fs::File::open(format!("/proc/self/fd/{number}"))
@@ -264,21 +380,25 @@ fn unseal(fd: &OsStr) -> Result<Vault, SealError> {
         .map_err(read_err)?;
     // Close the inherited descriptor so no child of the harness inherits it.
     let _closed = nix::unistd::close(number);
-    let mut vars = BTreeMap::new();
+    let mut vault = Vault::default();
+    let text = |b: &[u8]| {
+        OsString::from_vec(b.to_vec())
+            .to_string_lossy()
+            .into_owned()
+    };
     let mut fields = bytes.split(|b| *b == 0);
-    while let (Some(k), Some(v)) = (fields.next(), fields.next()) {
+    while let (Some(kind), Some(k), Some(v)) = (fields.next(), fields.next(), fields.next()) {
         if k.is_empty() {
             continue;
         }
-        let k = OsString::from_vec(k.to_vec())
-            .to_string_lossy()
-            .into_owned();
-        let v = OsString::from_vec(v.to_vec())
-            .to_string_lossy()
-            .into_owned();
-        vars.insert(k, v);
+        let map = if kind == b"s" {
+            &mut vault.vars
+        } else {
+            &mut vault.held
+        };
+        map.insert(text(k), text(v));
     }
-    Ok(Vault { vars })
+    Ok(vault)
 }
 
 /// Replaces secret values in text with [`REDACTED`]. Cheap to clone; the default redacts nothing.

@@ -8,7 +8,6 @@
 //! checks read the workspace directly. Depends on `tasks` and `sandbox` only.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -85,28 +84,42 @@ async fn command_check(
     workspace: &Path,
     env: &[(String, String)],
 ) -> (bool, String) {
-    let spawned = jail.spawn(CommandSpec {
-        shell: Path::new("bash"),
-        script: run,
-        cwd: workspace,
-        env,
-        stdout: Stdio::piped(),
-        stderr: Stdio::piped(),
-    });
+    let pipes = (|| -> std::io::Result<_> {
+        let (out_tx, out_rx) = tokio::net::unix::pipe::pipe()?;
+        let (err_tx, err_rx) = tokio::net::unix::pipe::pipe()?;
+        Ok((
+            (out_tx.into_blocking_fd()?, out_rx),
+            (err_tx.into_blocking_fd()?, err_rx),
+        ))
+    })();
+    let ((out_tx, out_rx), (err_tx, err_rx)) = match pipes {
+        Ok(pipes) => pipes,
+        Err(err) => return (false, format!("could not start bash: {err}")),
+    };
+    let spawned = jail
+        .spawn(CommandSpec {
+            shell: Path::new("bash"),
+            script: run,
+            cwd: workspace,
+            env,
+            stdout: out_tx,
+            stderr: err_tx,
+        })
+        .await;
     let mut spawned = match spawned {
         Ok(spawned) => spawned,
         Err(err) => return (false, format!("could not start bash: {err}")),
     };
-    let stdout = tokio::spawn(read_tail(spawned.child.stdout.take()));
-    let stderr = tokio::spawn(read_tail(spawned.child.stderr.take()));
-    let status = tokio::time::timeout(timeout, spawned.child.wait()).await;
+    let stdout = tokio::spawn(read_tail(Some(out_rx)));
+    let stderr = tokio::spawn(read_tail(Some(err_rx)));
+    let status = tokio::time::timeout(timeout, spawned.wait()).await;
     let timed_out = status.is_err();
     // On a timeout everything dies; after a normal exit, anything the shell left running must
     // not outlive the check either.
     spawned.kill_all().await;
     let status = match status {
         Ok(status) => status.ok(),
-        Err(_) => spawned.child.wait().await.ok(),
+        Err(_) => spawned.wait().await.ok(),
     };
     let out = drain(stdout).await;
     let err = drain(stderr).await;

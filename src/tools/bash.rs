@@ -14,7 +14,6 @@
 //! loop.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -104,9 +103,10 @@ async fn run_bash(
             script: command,
             cwd: &ctx.cwd,
             env: &ctx.env,
-            stdout: Stdio::from(writer),
-            stderr: Stdio::from(writer_clone),
+            stdout: writer,
+            stderr: writer_clone,
         })
+        .await
         .map_err(|e| spawn_error(&e))?;
 
     let deadline = timeout
@@ -128,7 +128,7 @@ async fn run_bash(
                 Ok(0) | Err(_) => pipe_open = false,
                 Ok(n) => output.append(&buf[..n])?,
             },
-            status = spawned.child.wait(), if exit.is_none() => {
+            status = spawned.wait(), if exit.is_none() => {
                 exit = Some(status.map_err(|e| ToolError::new(e.to_string()))?);
                 grace_end = Some(Instant::now() + EXIT_STDIO_GRACE);
             }

@@ -14,15 +14,16 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use globset::GlobBuilder;
-use ignore::WalkBuilder;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::{confined, first_nul_arg, resolve_to_cwd};
+use super::path::{confined, first_nul_arg, fs_error, resolve_to_cwd};
 use super::truncate::js_number;
+use super::walk::{WalkOptions, walk};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::sandbox::Jail;
 
 /// Pi's default result limit.
 pub const DEFAULT_LIMIT: f64 = 1000.0;
@@ -45,7 +46,12 @@ impl Tool for FindTool {
         let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
         confined(&abs, ctx)?;
-        cancellable(ctx, blocking("find", move || find(&pattern, &abs, limit))).await
+        let jail = ctx.jail.clone();
+        cancellable(
+            ctx,
+            blocking("find", move || find(&jail, &pattern, &abs, limit)),
+        )
+        .await
     }
 }
 
@@ -67,8 +73,17 @@ fn parse_max_results(limit: f64) -> Result<Option<usize>, String> {
 
 /// What fd prints on stdout, one absolute path per line (directories with a trailing `/`),
 /// or the error text it prints on stderr.
-fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<String, String> {
-    if !search.is_dir() {
+fn run_fd(
+    jail: &Jail,
+    pattern: &str,
+    search: &Path,
+    max_results: Option<usize>,
+) -> Result<String, String> {
+    let meta = jail.metadata(search);
+    if let Err(e @ crate::sandbox::FsError::Outside(_)) = &meta {
+        return Err(fs_error(e, "stat", search).message);
+    }
+    if !meta.is_ok_and(|m| m.is_dir()) {
         return Err(format!(
             "[fd error]: Search path '{}' is not a directory.\n[fd error]: No valid search paths given.",
             search.display()
@@ -96,35 +111,25 @@ fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<St
         Some(glob.compile_matcher())
     };
 
-    let mut builder = WalkBuilder::new(search);
-    builder
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        // The host's global gitignore would make results depend on the machine.
-        .git_global(false)
-        .require_git(false)
-        .follow_links(false)
-        // fd 10 (what Pi downloads) lists `.git/` like any hidden folder (fd 9 hid it).
-        .add_custom_ignore_filename(".fdignore");
-
+    let options = WalkOptions {
+        require_git: false,
+        custom_ignore: ".fdignore",
+        overrides: None,
+    };
+    let walked =
+        walk(jail, search, &options).map_err(|e| fs_error(&e, "scandir", search).message)?;
     let mut found: Vec<String> = Vec::new();
-    for entry in builder.build().filter_map(Result::ok) {
-        if entry.depth() == 0 {
-            continue;
-        }
+    for entry in walked.entries {
         let is_match = match &matcher {
             None => true,
-            Some(m) if full_path => m.is_match(entry.path()),
+            Some(m) if full_path => m.is_match(&entry.path),
             Some(m) => m.is_match(Path::new(entry.file_name())),
         };
         if !is_match {
             continue;
         }
-        let mut line = entry.path().to_string_lossy().into_owned();
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
+        let mut line = entry.path.to_string_lossy().into_owned();
+        if entry.kind == crate::sandbox::beneath::Kind::Dir {
             line.push('/');
         }
         found.push(line);
@@ -136,7 +141,7 @@ fn run_fd(pattern: &str, search: &Path, max_results: Option<usize>) -> Result<St
     Ok(found.join("\n"))
 }
 
-fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
+fn find(jail: &Jail, pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
     // Node's spawn refuses an argument with a NUL byte before fd runs: Pi's fd arguments.
     let limit_text = js_number(limit);
     let mut fd_args: Vec<&str> = vec![
@@ -163,7 +168,7 @@ fn find(pattern: &str, search: &Path, limit: f64) -> Result<ToolOutput, ToolErro
         return Err(ToolError::new(message));
     }
     let max_results = parse_max_results(limit).map_err(ToolError::new)?;
-    let stdout = run_fd(pattern, search, max_results).map_err(ToolError::new)?;
+    let stdout = run_fd(jail, pattern, search, max_results).map_err(ToolError::new)?;
 
     // Pi's processing of fd's lines.
     let search_text = search.to_string_lossy();

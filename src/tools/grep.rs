@@ -17,16 +17,17 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
-use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::{confined, first_nul_arg, resolve_to_cwd};
+use super::path::{confined, first_nul_arg, fs_error, resolve_to_cwd};
 use super::truncate::{GREP_MAX_LINE_LENGTH, js_number, truncate_line};
+use super::walk::{WalkOptions, walk};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::sandbox::{How, Jail};
 
 /// What rg adds after a pattern that contains a line terminator.
 const MULTILINE_HINT: &str = "\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.";
@@ -86,7 +87,12 @@ impl Tool for GrepTool {
         let search = resolve_to_cwd(args::search_path(&args), &ctx.cwd, &ctx.home);
         confined(&search, ctx)?;
         let cwd = ctx.cwd.clone();
-        cancellable(ctx, blocking("grep", move || grep(&parsed, &search, &cwd))).await
+        let jail = ctx.jail.clone();
+        cancellable(
+            ctx,
+            blocking("grep", move || grep(&jail, &parsed, &search, &cwd)),
+        )
+        .await
     }
 }
 
@@ -123,8 +129,22 @@ impl Sink for Collect<'_> {
     }
 }
 
+/// Where a file to search is opened from.
+enum Source {
+    /// Found by the walk: opened from its folder's descriptor.
+    Walked(super::walk::Entry),
+    /// Given explicitly: opened through the jail.
+    Jail,
+}
+
 /// What rg would report: the match events, whether it was stopped at the limit, or its stderr.
-fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, bool), String> {
+fn run_rg(
+    jail: &Jail,
+    args: &GrepArgs,
+    search: &Path,
+    is_directory: bool,
+    cwd: &Path,
+) -> Result<(Vec<Match>, bool), String> {
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.ignore_case)
         .fixed_strings(args.literal)
@@ -150,45 +170,40 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
             }
         })?;
 
-    let mut builder = WalkBuilder::new(search);
-    builder
-        .hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(true)
-        .follow_links(false)
-        .add_custom_ignore_filename(".rgignore");
-    if let Some(glob) = &args.glob {
-        let mut overrides = OverrideBuilder::new(cwd);
-        overrides.add(glob).map_err(|e| e.to_string())?;
-        builder.overrides(overrides.build().map_err(|e| e.to_string())?);
-    }
+    let overrides = match &args.glob {
+        Some(glob) => {
+            let mut overrides = OverrideBuilder::new(cwd);
+            overrides.add(glob).map_err(|e| e.to_string())?;
+            Some(overrides.build().map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
 
     let mut errors: Vec<String> = Vec::new();
-    // (path, explicitly given): explicit files are searched even if binary, as rg does.
-    let mut files: Vec<(PathBuf, bool)> = Vec::new();
-    for entry in builder.build() {
-        match entry {
-            Ok(e) if e.depth() == 0 => {
-                if !e.path().is_dir() {
-                    files.push((e.into_path(), true));
-                }
+    // (path, how to open it, explicitly given): explicit files are searched even if binary, as
+    // rg does. Every file is opened through the jail or from its walked folder's descriptor.
+    let mut files: Vec<(PathBuf, Source, bool)> = Vec::new();
+    if is_directory {
+        let options = WalkOptions {
+            require_git: true,
+            custom_ignore: ".rgignore",
+            overrides,
+        };
+        let walked =
+            walk(jail, search, &options).map_err(|e| fs_error(&e, "scandir", search).message)?;
+        errors.extend(walked.errors.iter().map(|err| format!("rg: {err}")));
+        for entry in walked.entries {
+            if entry.kind == crate::sandbox::beneath::Kind::File {
+                files.push((entry.path.clone(), Source::Walked(entry), false));
             }
-            Ok(e) => {
-                if e.file_type().is_some_and(|t| t.is_file()) {
-                    files.push((e.into_path(), false));
-                }
-            }
-            Err(err) => errors.push(format!("rg: {err}")),
         }
+    } else {
+        files.push((search.to_path_buf(), Source::Jail, true));
     }
-    files.sort();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
 
     let mut matches = Vec::new();
-    for (path, explicit) in &files {
+    for (path, source, explicit) in &files {
         // rg (checked with 13.0) reports every line of an explicitly given binary file, NULs
         // kept and line numbers unchanged: no binary handling for explicit files.
         let binary = if *explicit {
@@ -205,7 +220,15 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
             matches: &mut matches,
             limit: args.limit,
         };
-        if let Err(err) = searcher.search_path(&matcher, path, sink) {
+        let opened = match source {
+            Source::Walked(entry) => entry.open(),
+            Source::Jail => jail.open(path, How::Read).map_err(|e| match e {
+                crate::sandbox::FsError::Io(e) => e,
+                outside => std::io::Error::other(outside.to_string()),
+            }),
+        };
+        let searched = opened.and_then(|file| searcher.search_file(&matcher, &file, sink));
+        if let Err(err) = searched {
             errors.push(format!("rg: {}: {err}", path.display()));
         }
         if matches.len() as f64 >= args.limit {
@@ -218,9 +241,13 @@ fn run_rg(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<(Vec<Match>, boo
     Ok((matches, false))
 }
 
-fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolError> {
-    let Ok(meta) = std::fs::metadata(search) else {
-        return Err(format!("Path not found: {}", search.display()).into());
+fn grep(jail: &Jail, args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolError> {
+    let meta = match jail.metadata(search) {
+        Ok(meta) => meta,
+        Err(e @ crate::sandbox::FsError::Outside(_)) => return Err(fs_error(&e, "stat", search)),
+        Err(crate::sandbox::FsError::Io(_)) => {
+            return Err(format!("Path not found: {}", search.display()).into());
+        }
     };
     let is_directory = meta.is_dir();
     // Node's spawn refuses an argument with a NUL byte before rg runs.
@@ -239,7 +266,8 @@ fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolEr
     if let Some(message) = first_nul_arg(&rg_args) {
         return Err(ToolError::new(message));
     }
-    let (matches, match_limit_reached) = run_rg(args, search, cwd).map_err(ToolError::new)?;
+    let (matches, match_limit_reached) =
+        run_rg(jail, args, search, is_directory, cwd).map_err(ToolError::new)?;
     if matches.is_empty() {
         return Ok(ToolOutput::text("No matches found"));
     }
@@ -275,7 +303,7 @@ fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolEr
         if args.context > 0.0 {
             let lines = file_cache
                 .entry(m.path.clone())
-                .or_insert_with(|| read_lines(&m.path));
+                .or_insert_with(|| read_lines(jail, &m.path));
             if lines.is_empty() {
                 output_lines.push(format!("{shown}:{}: (unable to read file)", m.line_number));
                 continue;
@@ -332,15 +360,24 @@ fn grep(args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolEr
 }
 
 /// Pi's `getFileLines`: UTF-8 with replacement, CRLF and CR to LF, split; empty on error.
-fn read_lines(path: &Path) -> Vec<String> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes)
+fn read_lines(jail: &Jail, path: &Path) -> Vec<String> {
+    let read = |path: &Path| -> Option<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        jail.open(path, How::Read)
+            .ok()?
+            .read_to_end(&mut bytes)
+            .ok()?;
+        Some(bytes)
+    };
+    match read(path) {
+        Some(bytes) => String::from_utf8_lossy(&bytes)
             .replace("\r\n", "\n")
             .replace('\r', "\n")
             .split('\n')
             .map(str::to_owned)
             .collect(),
-        Err(_) => Vec::new(),
+        None => Vec::new(),
     }
 }
 

@@ -13,8 +13,9 @@ use serde_json::Value;
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::listing::{CountLimit, Listing};
-use super::path::{confined, node_fs_error, resolve_to_cwd};
+use super::path::{confined, fs_error, resolve_to_cwd};
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::sandbox::{FsError, How, Jail};
 
 /// Pi's default entry limit.
 pub const DEFAULT_LIMIT: f64 = 500.0;
@@ -36,7 +37,8 @@ impl Tool for LsTool {
         let limit = args::number(&args, "limit").unwrap_or(DEFAULT_LIMIT);
         let abs = resolve_to_cwd(path, &ctx.cwd, &ctx.home);
         confined(&abs, ctx)?;
-        cancellable(ctx, blocking("ls", move || list(&abs, limit))).await
+        let jail = ctx.jail.clone();
+        cancellable(ctx, blocking("ls", move || list(&jail, &abs, limit))).await
     }
 }
 
@@ -50,22 +52,34 @@ fn collator() -> CollatorBorrowed<'static> {
         .expect("ICU root collation data is compiled in")
 }
 
-fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
+/// The listing, every path reached through `jail` (a folder and each entry it stats beneath
+/// the workspace when confined; an entry whose symlink leads out is left out, as a broken one).
+fn list(jail: &Jail, abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
     let shown = abs.display();
-    let meta = std::fs::metadata(abs).map_err(|_| format!("Path not found: {shown}"))?;
+    let meta = match jail.metadata(abs) {
+        Ok(meta) => meta,
+        Err(e @ FsError::Outside(_)) => return Err(fs_error(&e, "stat", abs)),
+        Err(FsError::Io(_)) => return Err(format!("Path not found: {shown}").into()),
+    };
     if !meta.is_dir() {
         return Err(format!("Not a directory: {shown}").into());
     }
-    let read = std::fs::read_dir(abs).map_err(|e| {
-        format!(
-            "Cannot read directory: {}",
-            node_fs_error(&e, "scandir", Some(abs))
-        )
-    })?;
+    let entries = jail
+        .open(abs, How::Dir)
+        .and_then(|dir| {
+            Ok(crate::sandbox::beneath::list(std::os::fd::AsFd::as_fd(
+                &dir,
+            ))?)
+        })
+        .map_err(|e| {
+            format!(
+                "Cannot read directory: {}",
+                fs_error(&e, "scandir", abs).message
+            )
+        })?;
     // Node's `readdirSync` returns names in byte order (libuv's scandir sorts with strcmp); the
     // stable sort that follows keeps that order between names that collate equal.
-    let mut raw: Vec<std::ffi::OsString> =
-        read.filter_map(Result::ok).map(|e| e.file_name()).collect();
+    let mut raw: Vec<std::ffi::OsString> = entries.into_iter().map(|e| e.name).collect();
     raw.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
     let mut names: Vec<String> = raw
         .into_iter()
@@ -81,8 +95,9 @@ fn list(abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
             entry_limit_reached = true;
             break;
         }
-        // stat follows symlinks; entries whose stat fails (broken links) are skipped.
-        let Ok(meta) = std::fs::metadata(abs.join(name)) else {
+        // stat follows symlinks; entries whose stat fails (broken links, and links out of the
+        // workspace when confined) are skipped.
+        let Ok(meta) = jail.metadata(&abs.join(name)) else {
             continue;
         };
         results.push(if meta.is_dir() {

@@ -7,6 +7,7 @@
 //!
 //! Layout: one file per tool (`read`, `write`, `edit/`, `bash`, `grep`, `find`, `ls`), the shared
 //! pieces Pi has in its own files (`path` resolution, `truncate`, the per-file mutation `queue`),
+//! the folder `walk` of `grep` and `find` (on open folder descriptors, never led out by a symlink),
 //! argument `validate`ion and coercion, and `registry` (tool sets, definitions, and
 //! [`registry::ToolSet::call`], the one entry point that runs a call the way Pi's agent loop does).
 
@@ -24,6 +25,7 @@ pub mod read;
 pub mod registry;
 pub mod truncate;
 pub mod validate;
+pub mod walk;
 pub mod write;
 
 use std::path::PathBuf;

@@ -3,13 +3,18 @@
 //! since Pi's tools pass Node's error messages to the model unchanged.
 //!
 //! Resolution is pure string work (Node's `path.resolve`), never touching the file system, except
-//! for the existence probes of [`resolve_read_path`]. [`confined`] is the sandbox's word on a
-//! resolved path (refused outside the workspace under `workspace` and `isolated`), and
-//! [`node_null_bytes_path`] / [`node_null_bytes_arg`] are Node's texts for a NUL byte in a path or
-//! a spawn argument. Depends on the tool context and the sandbox only.
+//! for the existence probes of [`resolve_read_path`] (made through the run's jail). [`confined`]
+//! is the sandbox's early word on a resolved path (refused outside the workspace under
+//! `workspace` and `isolated`); the tools then open every path through the jail
+//! ([`crate::sandbox::Jail::open`]), which resolves and opens it beneath the workspace in one
+//! step, and [`fs_error`] turns its refusals into the tool's texts. [`node_null_bytes_path`] /
+//! [`node_null_bytes_arg`] are Node's texts for a NUL byte in a path or a spawn argument. Depends
+//! on the tool context and the sandbox only.
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::sandbox::{FsError, Jail};
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -28,8 +33,9 @@ pub fn resolve_to_cwd(path: &str, cwd: &Path, home: &Path) -> PathBuf {
 /// Pi's `resolveReadPath` (read only): [`resolve_to_cwd`], then, if that path does not exist,
 /// the first existing of these variants: ` AM.`/` PM.` with a narrow no-break space (macOS
 /// screenshot names), NFD, `'` as `’`, NFD with `’`. Falls back to the resolved path.
-pub fn resolve_read_path(path: &str, cwd: &Path, home: &Path) -> PathBuf {
+pub fn resolve_read_path(path: &str, cwd: &Path, home: &Path, jail: &Jail) -> PathBuf {
     let resolved = resolve_to_cwd(path, cwd, home);
+    let exists = |p: &Path| jail.exists(p);
     if exists(&resolved) {
         return resolved;
     }
@@ -44,11 +50,6 @@ pub fn resolve_read_path(path: &str, cwd: &Path, home: &Path) -> PathBuf {
         }
     }
     resolved
-}
-
-/// `fs.accessSync(p, F_OK)`: follows symlinks.
-fn exists(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok()
 }
 
 /// `/ (AM|PM)\./gi` → `"\u202F$1."`.
@@ -122,6 +123,15 @@ pub fn confined(abs: &Path, ctx: &super::ToolContext) -> Result<(), super::ToolE
     ctx.jail
         .check_path(abs)
         .map_err(|e| super::ToolError::new(e.to_string()))
+}
+
+/// The tool's error for a path the jail refused: the sandbox's `Access denied: …` text, or
+/// Node's text for the failed `syscall` on `path`.
+pub fn fs_error(err: &FsError, syscall: &str, path: &Path) -> super::ToolError {
+    super::ToolError::new(match err {
+        FsError::Outside(outside) => outside.to_string(),
+        FsError::Io(e) => node_fs_error(e, syscall, Some(path)),
+    })
 }
 
 /// Node's `ERR_INVALID_ARG_VALUE` for a path with a NUL byte (any `fs` call).
@@ -332,34 +342,41 @@ mod tests {
     fn read_path_tries_the_variants_in_order() {
         let dir = tempfile::TempDir::new().unwrap();
         let cwd = dir.path();
+        let free = Jail::unconfined();
         let screenshot = "Screenshot 2024 at 10.22.01\u{202F}AM.png";
         std::fs::write(cwd.join(screenshot), "x").unwrap();
-        let got = resolve_read_path("Screenshot 2024 at 10.22.01 AM.png", cwd, cwd);
+        let got = resolve_read_path("Screenshot 2024 at 10.22.01 AM.png", cwd, cwd, &free);
         assert_eq!(got, cwd.join(screenshot));
 
         let nfd_name: String = "café.txt".nfd().collect();
         std::fs::write(cwd.join(&nfd_name), "x").unwrap();
-        assert_eq!(resolve_read_path("café.txt", cwd, cwd), cwd.join(&nfd_name));
+        assert_eq!(
+            resolve_read_path("café.txt", cwd, cwd, &free),
+            cwd.join(&nfd_name)
+        );
 
         std::fs::write(cwd.join("it\u{2019}s.txt"), "x").unwrap();
         assert_eq!(
-            resolve_read_path("it's.txt", cwd, cwd),
+            resolve_read_path("it's.txt", cwd, cwd, &free),
             cwd.join("it\u{2019}s.txt")
         );
 
         let both: String = "né\u{2019}.txt".nfd().collect();
         std::fs::write(cwd.join(&both), "x").unwrap();
-        assert_eq!(resolve_read_path("né'.txt", cwd, cwd), cwd.join(&both));
+        assert_eq!(
+            resolve_read_path("né'.txt", cwd, cwd, &free),
+            cwd.join(&both)
+        );
 
         // Nothing matches: the plain resolved path.
         assert_eq!(
-            resolve_read_path("nope's.txt", cwd, cwd),
+            resolve_read_path("nope's.txt", cwd, cwd, &free),
             cwd.join("nope's.txt")
         );
         // An existing path wins over variants.
         std::fs::write(cwd.join("it's.txt"), "x").unwrap();
         assert_eq!(
-            resolve_read_path("it's.txt", cwd, cwd),
+            resolve_read_path("it's.txt", cwd, cwd, &free),
             cwd.join("it's.txt")
         );
     }

@@ -11,7 +11,6 @@
 //! Pi's own "could not be resized" text, which Pi also produces when resizing fails.
 
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -20,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{confined, node_fs_error, node_null_bytes_path, resolve_read_path};
+use super::path::{confined, fs_error, node_fs_error, node_null_bytes_path, resolve_read_path};
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
 };
@@ -52,11 +51,12 @@ impl Tool for ReadTool {
         let path = args::text_or_empty(&args, "path");
         let offset = args::number(&args, "offset");
         let limit = args::number(&args, "limit");
-        let abs = resolve_read_path(&path, &ctx.cwd, &ctx.home);
+        let abs = resolve_read_path(&path, &ctx.cwd, &ctx.home, &ctx.jail);
         confined(&abs, ctx)?;
+        let jail = ctx.jail.clone();
         cancellable(
             ctx,
-            blocking("read", move || read_file(&path, &abs, offset, limit)),
+            blocking("read", move || read_file(&jail, &path, &abs, offset, limit)),
         )
         .await
     }
@@ -64,6 +64,7 @@ impl Tool for ReadTool {
 
 /// The whole tool, synchronously: `raw_path` is the argument as given (it appears in notices).
 fn read_file(
+    jail: &crate::sandbox::Jail,
     raw_path: &str,
     abs: &Path,
     offset: Option<f64>,
@@ -73,12 +74,11 @@ fn read_file(
         return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
     }
     // Pi checks `fs.access(R_OK)`; opening for reading fails the same way. Non-blocking, so a
-    // FIFO without a writer does not hang the open (regular files ignore the flag).
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
-        .open(abs)
-        .map_err(|e| ToolError::new(node_fs_error(&e, "access", Some(abs))))?;
+    // FIFO without a writer does not hang the open (regular files ignore the flag); beneath the
+    // workspace in one step when confined.
+    let file = jail
+        .open(abs, crate::sandbox::How::Read)
+        .map_err(|e| fs_error(&e, "access", abs))?;
     let meta = file
         .metadata()
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;

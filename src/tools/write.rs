@@ -3,14 +3,14 @@
 //! so writes and edits to one file apply in call order. Depends only on the tool seams.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::Path;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{confined, node_fs_error, node_null_bytes_path, resolve_to_cwd};
+use super::path::{confined, fs_error, node_fs_error, node_null_bytes_path, resolve_to_cwd};
 use super::truncate::utf16_len;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -33,9 +33,10 @@ impl Tool for WriteTool {
         confined(&abs, ctx)?;
         // Take the queue place now, before any await, so same-file calls keep call order.
         let target = abs.clone();
+        let jail = ctx.jail.clone();
         let queued = ctx.queue.run(
             &abs,
-            blocking("write", move || write_file(&target, &content)),
+            blocking("write", move || write_file(&jail, &target, &content)),
         );
         let units = cancellable(ctx, queued).await?;
         Ok(ToolOutput::text(format!(
@@ -47,7 +48,7 @@ impl Tool for WriteTool {
 /// `mkdir(dirname, {recursive: true})` then `writeFile`; returns the content's UTF-16 length.
 /// Node's errors: a NUL byte in the path fails the first call that gets it (`mkdir` if the
 /// directory part has one), an `open` failure names the path, a failed `write` does not.
-fn write_file(abs: &PathBuf, content: &str) -> Result<usize, ToolError> {
+fn write_file(jail: &crate::sandbox::Jail, abs: &Path, content: &str) -> Result<usize, ToolError> {
     let has_nul = |p: &std::path::Path| p.as_os_str().as_encoded_bytes().contains(&0);
     if let Some(parent) = abs.parent() {
         if has_nul(parent) {
@@ -55,14 +56,15 @@ fn write_file(abs: &PathBuf, content: &str) -> Result<usize, ToolError> {
                 &parent.to_string_lossy(),
             )));
         }
-        std::fs::create_dir_all(parent)
-            .map_err(|e| ToolError::new(node_fs_error(&e, "mkdir", Some(parent))))?;
+        jail.create_dir_all(parent)
+            .map_err(|e| fs_error(&e, "mkdir", parent))?;
     }
     if has_nul(abs) {
         return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
     }
-    let mut file = std::fs::File::create(abs)
-        .map_err(|e| ToolError::new(node_fs_error(&e, "open", Some(abs))))?;
+    let mut file = jail
+        .open(abs, crate::sandbox::How::Truncate)
+        .map_err(|e| fs_error(&e, "open", abs))?;
     file.write_all(content.as_bytes())
         .map_err(|e| ToolError::new(node_fs_error(&e, "write", None)))?;
     Ok(utf16_len(content))

@@ -18,5 +18,6 @@ mod resume;
 mod retry;
 mod run;
 mod sandbox;
+mod sandbox_races;
 mod tasks;
 mod volatile;

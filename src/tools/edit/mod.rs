@@ -129,6 +129,7 @@ impl Tool for EditTool {
             return Err(reporter.fail(denied.message, Vec::new(), EditFailure::File));
         }
         let cancel = ctx.cancel.clone();
+        let jail = ctx.jail.clone();
         let capture = ctx.edit_capture.clone();
         if let Some(capture) = &capture {
             capture.update(|c| c.resolved = Some(abs.clone()));
@@ -143,6 +144,7 @@ impl Tool for EditTool {
             let job_reporter = reporter.clone();
             let job = tokio::task::spawn_blocking(move || {
                 edit_file(
+                    &jail,
                     &abs,
                     &path,
                     &edits,
@@ -256,8 +258,14 @@ fn parse_edits(items: &[Value]) -> Result<Vec<Replacement>, String> {
         .collect()
 }
 
-/// Everything after the queue: access, read, match, write, diff. Blocking.
+/// Everything after the queue: access, read, match, write, diff. Blocking. Every file access
+/// goes through `jail` (beneath the workspace in one step when confined).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the call's parts, each used once"
+)]
 fn edit_file(
+    jail: &crate::sandbox::Jail,
     abs: &Path,
     path: &str,
     edits: &[Replacement],
@@ -267,19 +275,25 @@ fn edit_file(
     capture: Option<&EditCapture>,
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
-    use nix::unistd::{AccessFlags, access};
     // Node's `fs.access` rejects a NUL byte before any system call, with this code.
     if abs.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(file_error(format!(
             "Could not edit file: {path}. Error code: ERR_INVALID_ARG_VALUE."
         )));
     }
-    if let Err(errno) = access(abs, AccessFlags::R_OK | AccessFlags::W_OK) {
-        return Err(file_error(format!(
-            "Could not edit file: {path}. Error code: {errno:?}."
-        )));
+    match jail.access_rw(abs) {
+        Ok(()) => {}
+        Err(crate::sandbox::FsError::Outside(denied)) => {
+            return Err(file_error(denied.to_string()));
+        }
+        Err(crate::sandbox::FsError::Io(e)) => {
+            return Err(file_error(format!(
+                "Could not edit file: {path}. Error code: {}.",
+                crate::tools::path::node_error_code(&e)
+            )));
+        }
     }
-    let raw = read_file(abs).map_err(file_error)?;
+    let raw = read_file(jail, abs).map_err(file_error)?;
     if let Some(capture) = capture {
         capture.update(|c| c.before = Some(raw.clone()));
     }
@@ -297,7 +311,7 @@ fn edit_file(
         return Err(reporter.aborted());
     }
     let restored = restore_line_endings(&applied.new_content, text.ending);
-    write_file(abs, text.bom, &restored).map_err(file_error)?;
+    write_file(jail, abs, text.bom, &restored).map_err(file_error)?;
     if let Some(capture) = capture {
         capture.update(|c| c.after = Some(format!("{}{restored}", text.bom)));
     }
@@ -319,9 +333,10 @@ fn edit_file(
 }
 
 /// `readFile(abs).toString("utf-8")`: invalid UTF-8 becomes U+FFFD; errors read like Node's.
-fn read_file(abs: &Path) -> Result<String, String> {
-    let mut file = std::fs::File::open(abs)
-        .map_err(|e| crate::tools::path::node_fs_error(&e, "open", Some(abs)))?;
+fn read_file(jail: &crate::sandbox::Jail, abs: &Path) -> Result<String, String> {
+    let mut file = jail
+        .open(abs, crate::sandbox::How::Read)
+        .map_err(|e| crate::tools::path::fs_error(&e, "open", abs).message)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
@@ -332,9 +347,15 @@ fn read_file(abs: &Path) -> Result<String, String> {
 }
 
 /// `writeFile(abs, bom + text, "utf-8")`: truncate or create, follow symlinks, then write.
-fn write_file(abs: &Path, bom: &str, text: &str) -> Result<(), String> {
-    let mut file = std::fs::File::create(abs)
-        .map_err(|e| crate::tools::path::node_fs_error(&e, "open", Some(abs)))?;
+fn write_file(
+    jail: &crate::sandbox::Jail,
+    abs: &Path,
+    bom: &str,
+    text: &str,
+) -> Result<(), String> {
+    let mut file = jail
+        .open(abs, crate::sandbox::How::Truncate)
+        .map_err(|e| crate::tools::path::fs_error(&e, "open", abs).message)?;
     file.write_all(bom.as_bytes())
         .and_then(|()| file.write_all(text.as_bytes()))
         .map_err(|e| crate::tools::path::node_fs_error(&e, "write", None))

@@ -1,0 +1,490 @@
+//! The `isolated` tier's sandbox of one run: one bubblewrap sandbox (no network, its own PID,
+//! mount, IPC, UTS and user namespaces, no capabilities, the file system read-only but for the
+//! workspace, the run's `HOME` and its private `/tmp`), started when the run starts
+//! ([`super::Jail::prepare`]) or at its first command, torn down when the run ends. Its first
+//! process is the harness binary as supervisor ([`super::supervisor`]), which spawns each of the
+//! run's commands (the agent's bash calls and the checks), reports how they end, and kills what
+//! they leave.
+//!
+//! A command's output never passes through the supervisor: the harness makes the pipes and
+//! sends their write ends along with the request ([`super::wire`]), and reads them itself, so
+//! bash's output cap and full-output file work as they do outside the sandbox.
+//!
+//! Ending the run drops its [`RunSandbox`]: the socket is shut (the supervisor kills everything
+//! and exits) and bubblewrap's process group is killed (its `--die-with-parent` child, the
+//! supervisor, dies with it, and the kernel empties the PID namespace). If the harness itself
+//! dies, the same happens through `--die-with-parent`.
+//!
+//! Depends on the sandbox's process, wire and supervisor modules; nothing else in the crate.
+
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, Interest};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+
+use super::process::{Bwrap, CommandSpec, Mounts, own_children};
+use super::supervisor;
+use super::wire::{self, Reply, Request};
+
+/// How long a sandbox may take to start (bubblewrap and the supervisor's first word).
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a sandbox whose run ended may take to end by itself before it is killed.
+const END_GRACE: Duration = Duration::from_secs(2);
+
+/// The most of bubblewrap's stderr kept to explain a failed start.
+const STDERR_KEPT: usize = 4096;
+
+/// A frame to send, with the descriptors that go along.
+struct Outgoing {
+    bytes: Vec<u8>,
+    fds: Vec<OwnedFd>,
+}
+
+/// Who waits for which answer about one command.
+#[derive(Default)]
+struct Pending {
+    spawned: Option<oneshot::Sender<io::Result<i32>>>,
+    exited: Option<oneshot::Sender<i32>>,
+    cleaned: Option<oneshot::Sender<()>>,
+}
+
+/// The harness's end of the supervisor's socket, shared by the run's commands.
+struct Control {
+    socket: UnixStream,
+    outgoing: mpsc::UnboundedSender<Outgoing>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    /// Why the sandbox is gone, once it is.
+    ended: Mutex<Option<String>>,
+    next_id: AtomicU64,
+}
+
+impl Control {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, request: &Request, fds: Vec<OwnedFd>) {
+        let _closed = self.outgoing.send(Outgoing {
+            bytes: wire::frame(request),
+            fds,
+        });
+    }
+
+    /// The error of a command whose sandbox is gone.
+    fn gone(&self) -> io::Error {
+        let why = self
+            .ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "it was torn down".to_owned());
+        io::Error::other(format!("the run's sandbox ended: {why}"))
+    }
+
+    /// Marks the sandbox gone: every waiting command learns it.
+    fn end(&self, why: String) {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(why);
+        self.pending().clear();
+    }
+
+    fn dispatch(&self, reply: Reply) {
+        let mut pending = self.pending();
+        match reply {
+            Reply::Ready { .. } => {}
+            Reply::Spawned { id, pid } => {
+                if let Some(tx) = pending.get_mut(&id).and_then(|p| p.spawned.take()) {
+                    let _gone = tx.send(Ok(pid));
+                }
+            }
+            Reply::SpawnFailed { id, errno, message } => {
+                if let Some(p) = pending.remove(&id) {
+                    if let Some(tx) = p.spawned {
+                        let err = match errno {
+                            Some(n) => io::Error::from_raw_os_error(n),
+                            None => io::Error::other(message),
+                        };
+                        let _gone = tx.send(Err(err));
+                    }
+                }
+            }
+            Reply::Exited { id, status } => {
+                if let Some(tx) = pending.get_mut(&id).and_then(|p| p.exited.take()) {
+                    let _gone = tx.send(status);
+                }
+            }
+            Reply::Cleaned { id } => {
+                if let Some(tx) = pending.get_mut(&id).and_then(|p| p.cleaned.take()) {
+                    let _gone = tx.send(());
+                }
+            }
+        }
+    }
+}
+
+/// One run's sandbox. Dropping it kills everything in it.
+pub(crate) struct RunSandbox {
+    control: Arc<Control>,
+    bwrap: Option<tokio::process::Child>,
+    pgid: Option<i32>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl RunSandbox {
+    /// Starts bubblewrap with `mounts` (working folder `cwd`) and its supervisor, and waits for
+    /// the supervisor's first word. Call it from a thread that lives as long as the run (a
+    /// runtime's worker, not a blocking-pool thread): bubblewrap dies with the thread that
+    /// started it (`--die-with-parent`).
+    pub(crate) async fn start(bwrap: &Bwrap, mounts: &Mounts, cwd: &Path) -> io::Result<Self> {
+        let (ours, theirs) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )?;
+        let mut cmd = tokio::process::Command::new(&bwrap.path);
+        cmd.args(bwrap.args(mounts, cwd))
+            .arg("--")
+            .arg(&bwrap.supervisor)
+            .arg(supervisor::ARG)
+            .env_clear()
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let spawned = {
+            // An own child while it runs: no reaper of orphans may take its exit status.
+            let mut own = own_children();
+            let spawned = cmd.spawn();
+            if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
+                own.insert(pid as i32);
+            }
+            spawned
+        };
+        drop(cmd);
+        let mut child = spawned
+            .map_err(|e| io::Error::new(e.kind(), format!("could not start bubblewrap: {e}")))?;
+        let pgid = child.id().map(|p| p as i32);
+        let stderr = child.stderr.take();
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = vec![tokio::spawn(keep_stderr(stderr, kept.clone()))];
+
+        let ours = std::os::unix::net::UnixStream::from(ours);
+        ours.set_nonblocking(true)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let control = Arc::new(Control {
+            socket: UnixStream::from_std(ours)?,
+            outgoing: tx,
+            pending: Mutex::new(HashMap::new()),
+            ended: Mutex::new(None),
+            next_id: AtomicU64::new(1),
+        });
+        let (ready_tx, ready_rx) = oneshot::channel();
+        tasks.push(tokio::spawn(read_replies(control.clone(), ready_tx)));
+        tasks.push(tokio::spawn(write_requests(control.clone(), rx)));
+        let mut sandbox = RunSandbox {
+            control,
+            bwrap: Some(child),
+            pgid,
+            tasks,
+        };
+        let why = match tokio::time::timeout(START_TIMEOUT, ready_rx).await {
+            Ok(Ok(protocol)) if protocol == wire::PROTOCOL => return Ok(sandbox),
+            Ok(Ok(other)) => format!(
+                "its supervisor ({}) speaks `{other}`, not `{}`: it is another build of the \
+                 harness; rebuild it",
+                bwrap.supervisor.display(),
+                wire::PROTOCOL
+            ),
+            Ok(Err(_)) => {
+                // Let bubblewrap say why before it is killed.
+                if let Some(child) = sandbox.bwrap.as_mut() {
+                    let _ended =
+                        tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let said = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|e| e.into_inner()))
+                    .trim()
+                    .to_owned();
+                if said.is_empty() {
+                    "bubblewrap or its supervisor ended before it was ready".to_owned()
+                } else {
+                    format!("bubblewrap or its supervisor ended before it was ready: {said}")
+                }
+            }
+            Err(_) => format!("it was not ready within {START_TIMEOUT:?}"),
+        };
+        sandbox.shut();
+        Err(io::Error::other(format!(
+            "could not start the run's sandbox: {why}"
+        )))
+    }
+
+    /// Spawns `spec` in the sandbox with `tag`.
+    pub(crate) async fn spawn(&self, spec: CommandSpec<'_>, tag: &str) -> io::Result<Command> {
+        let control = &self.control;
+        let id = control.next_id.fetch_add(1, Ordering::Relaxed);
+        let (spawned_tx, spawned_rx) = oneshot::channel();
+        let (exited_tx, exited_rx) = oneshot::channel();
+        {
+            let mut pending = control.pending();
+            if control
+                .ended
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some()
+            {
+                return Err(control.gone());
+            }
+            pending.insert(
+                id,
+                Pending {
+                    spawned: Some(spawned_tx),
+                    exited: Some(exited_tx),
+                    cleaned: None,
+                },
+            );
+        }
+        let request = Request::Spawn {
+            id,
+            shell: spec.shell.to_path_buf(),
+            script: spec.script.to_owned(),
+            cwd: spec.cwd.to_path_buf(),
+            env: spec.env.to_vec(),
+            tag: tag.to_owned(),
+        };
+        control.send(&request, vec![spec.stdout, spec.stderr]);
+        let mut command = Command {
+            id,
+            control: control.clone(),
+            exited: Some(exited_rx),
+            status: None,
+        };
+        match spawned_rx.await {
+            Ok(Ok(_pid)) => Ok(command),
+            Ok(Err(e)) => {
+                // Nothing runs: nothing to clean.
+                command.exited = None;
+                command.control.pending().remove(&id);
+                Err(e)
+            }
+            Err(_) => Err(control.gone()),
+        }
+    }
+
+    /// Shuts the socket: the supervisor kills everything in the sandbox and exits, and with it
+    /// (PID 1) the namespace; bubblewrap then ends by itself and is waited for, so its children's
+    /// CPU is counted as the harness's children's. Bubblewrap's whole group is killed if it has
+    /// not ended within [`END_GRACE`] (or at once without a runtime to wait in).
+    fn shut(&mut self) {
+        let _done = rustix::net::shutdown(&self.control.socket, rustix::net::Shutdown::Both);
+        self.control.end("the run ended".to_owned());
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        let (Some(mut child), Some(pgid)) = (self.bwrap.take(), self.pgid.take()) else {
+            return;
+        };
+        let kill = move || {
+            let _gone = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
+                        kill();
+                        let _reaped = child.wait().await;
+                    }
+                    own_children().remove(&pgid);
+                    super::process::reap_now_and_then();
+                });
+            }
+            Err(_) => {
+                kill();
+                // Killed and handed to tokio's reaper: no longer an own child.
+                drop(child);
+                own_children().remove(&pgid);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for RunSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunSandbox")
+            .field("bubblewrap_group", &self.pgid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for RunSandbox {
+    fn drop(&mut self) {
+        self.shut();
+    }
+}
+
+/// A command running in a run's sandbox.
+pub(crate) struct Command {
+    id: u64,
+    control: Arc<Control>,
+    exited: Option<oneshot::Receiver<i32>>,
+    status: Option<i32>,
+}
+
+impl Command {
+    /// Waits for the command's shell to end: its raw wait status. Cancel-safe.
+    pub(crate) async fn wait(&mut self) -> io::Result<i32> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let Some(exited) = self.exited.as_mut() else {
+            return Err(self.control.gone());
+        };
+        match exited.await {
+            Ok(status) => {
+                self.status = Some(status);
+                self.exited = None;
+                Ok(status)
+            }
+            Err(_) => {
+                self.exited = None;
+                Err(self.control.gone())
+            }
+        }
+    }
+
+    /// Kills the command's process group.
+    pub(crate) fn kill_group(&self) {
+        self.control
+            .send(&Request::KillGroup { id: self.id }, Vec::new());
+    }
+
+    /// Kills everything the command started, and waits until it is done.
+    pub(crate) async fn clean(&mut self) {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.control.pending();
+            let Some(entry) = pending.get_mut(&self.id) else {
+                return;
+            };
+            entry.cleaned = Some(tx);
+        }
+        self.control
+            .send(&Request::Clean { id: self.id }, Vec::new());
+        let _done = rx.await;
+    }
+
+    /// Asks for the command's processes to be killed, without waiting (a command dropped before
+    /// it was cleaned).
+    pub(crate) fn clean_later(&self) {
+        self.control
+            .send(&Request::Clean { id: self.id }, Vec::new());
+    }
+}
+
+impl Drop for Command {
+    fn drop(&mut self) {
+        self.control.pending().remove(&self.id);
+    }
+}
+
+/// Sends the frames in order, descriptors with the first byte of theirs.
+async fn write_requests(control: Arc<Control>, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    while let Some(Outgoing { bytes, fds }) = rx.recv().await {
+        let mut sent = 0;
+        let mut fds = Some(fds);
+        while sent < bytes.len() {
+            if control.socket.writable().await.is_err() {
+                return;
+            }
+            let borrowed: Vec<BorrowedFd<'_>> = fds
+                .as_ref()
+                .map(|f| f.iter().map(AsFd::as_fd).collect())
+                .unwrap_or_default();
+            let socket = &control.socket;
+            match socket.try_io(Interest::WRITABLE, || {
+                wire::send_with_fds(socket.as_fd(), &bytes[sent..], &borrowed)
+            }) {
+                Ok(n) => {
+                    sent += n;
+                    // Sent: the harness's copies of the pipe ends go, so EOF can arrive.
+                    fds = None;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => {
+                    control.end(format!("could not write to its supervisor: {e}"));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Reads the supervisor's replies and hands each to whoever waits for it.
+async fn read_replies(control: Arc<Control>, ready: oneshot::Sender<String>) {
+    let mut ready = Some(ready);
+    let mut reader = wire::Reader::default();
+    let why = loop {
+        if control.socket.readable().await.is_err() {
+            break "its socket failed".to_owned();
+        }
+        let socket = &control.socket;
+        match socket.try_io(Interest::READABLE, || reader.fill(socket.as_fd())) {
+            Ok(0) => break "its supervisor ended".to_owned(),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => break format!("reading from its supervisor failed: {e}"),
+        }
+        let mut broken = None;
+        loop {
+            match reader.next_frame::<Reply>() {
+                Ok(Some(Reply::Ready { protocol })) => {
+                    if let Some(tx) = ready.take() {
+                        let _gone = tx.send(protocol);
+                    }
+                }
+                Ok(Some(reply)) => control.dispatch(reply),
+                Ok(None) => break,
+                Err(e) => {
+                    broken = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if let Some(why) = broken {
+            break why;
+        }
+    };
+    control.end(why);
+}
+
+/// Keeps the start of bubblewrap's stderr (its reason when it fails), reading it to the end.
+async fn keep_stderr(stderr: Option<tokio::process::ChildStderr>, kept: Arc<Mutex<Vec<u8>>>) {
+    let Some(mut stderr) = stderr else {
+        return;
+    };
+    let mut buf = [0u8; 1024];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+        let room = STDERR_KEPT.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+}
