@@ -177,14 +177,31 @@ pub struct Agent {
 impl Agent {
     /// Runs the loop on `prompt` until the model stops, a limit is reached or the provider fails.
     pub async fn run(&self, prompt: &str, ctx: &ToolContext, events: &EventSink) -> AgentRun {
-        let started = Instant::now();
-        let mut run = AgentRun::new(vec![Message::User {
-            content: UserContent::Text(prompt.to_owned()),
-        }]);
-        let stop = self.drive(&mut run, started, ctx, events).await;
+        let mut run = AgentRun::new(Vec::new());
+        self.follow_up(&mut run, prompt, Instant::now(), ctx, events)
+            .await;
+        run
+    }
+
+    /// Sends `message` as the next user message of `run` (a later prompt of the task, or what
+    /// failed in an attempt) and runs the loop on until the model stops again, a limit is
+    /// reached or the provider fails. Limits count the whole run: its turns and tokens so far,
+    /// and the wall time since `started`. Pi's follow-up: the conversation goes on, nothing of it
+    /// is dropped.
+    pub async fn follow_up(
+        &self,
+        run: &mut AgentRun,
+        message: &str,
+        started: Instant,
+        ctx: &ToolContext,
+        events: &EventSink,
+    ) {
+        run.messages.push(Message::User {
+            content: UserContent::Text(message.to_owned()),
+        });
+        let stop = self.drive(run, started, ctx, events).await;
         run.stop = stop.clone();
         events(AgentEvent::RunFinished { stop });
-        run
     }
 
     async fn drive(

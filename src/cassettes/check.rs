@@ -21,6 +21,7 @@ use crate::providers::ApiKind;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskInfo {
     pub id: String,
+    /// The first user message (the one every recording starts from).
     pub prompt: String,
     /// The tool names the task gives the agent.
     pub tools: Vec<String>,

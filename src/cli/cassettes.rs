@@ -88,7 +88,7 @@ fn check(args: CheckArgs) -> ExitCode {
         .iter()
         .map(|t| TaskInfo {
             id: t.id.clone(),
-            prompt: t.prompt.clone(),
+            prompt: t.prompts.first().cloned().unwrap_or_default(),
             tools: ToolSet::new(&t.tools)
                 .map(|s| s.names().into_iter().map(str::to_owned).collect())
                 .unwrap_or_default(),

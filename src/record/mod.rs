@@ -10,6 +10,7 @@
 //! without depending on each other. Nothing here runs anything; serialised forms are the ones
 //! `run.json`, `journal.jsonl`, `runs.csv` and cassette headers have always had.
 
+mod attempt;
 mod divergence_kind;
 pub mod duration_ms;
 mod edit;
@@ -21,6 +22,7 @@ mod run_file;
 mod run_record;
 mod tool_call;
 
+pub use attempt::AttemptOutcome;
 pub use divergence_kind::DivergenceKind;
 pub use edit::{
     EDIT_TOOL, EditFailure, EditReport, FAILURE_KINDS, LocatedEdit, MatchTier, UNREPORTED_FAILURE,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::attempt::AttemptOutcome;
 use super::divergence_kind::DivergenceKind;
 use super::edit_stats::EditStats;
 use super::error_kind::ErrorKind;
@@ -138,6 +139,22 @@ pub struct RunRecord {
     /// The edit strategy of the run (`--edit-strategy`): with provider and model, its arm.
     #[serde(default = "default_edit_strategy")]
     pub edit_strategy: String,
+    /// Tasks with `attempts: N` above 1: each attempt the run made, in order (the last one's
+    /// checks are the run's). Empty for a task of one attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempt_outcomes: Vec<AttemptOutcome>,
+    /// The attempts the task gives (`attempts:`): the N of "pass rate at attempt N". 1 for a
+    /// task of one attempt, and then not written.
+    #[serde(default = "one_attempt", skip_serializing_if = "is_one_attempt")]
+    pub task_attempts: u32,
+}
+
+fn one_attempt() -> u32 {
+    1
+}
+
+fn is_one_attempt(n: &u32) -> bool {
+    *n == 1
 }
 
 impl RunRecord {
@@ -186,7 +203,33 @@ impl RunRecord {
             changed_checks: Vec::new(),
             unused_interactions: 0,
             edit_strategy: default_edit_strategy(),
+            attempt_outcomes: Vec::new(),
+            task_attempts: 1,
         }
+    }
+
+    /// The attempt at which the run passed (1 for a task of one attempt that passed); `None`
+    /// when it did not pass.
+    pub fn passed_at_attempt(&self) -> Option<u32> {
+        if self.outcome != Outcome::Passed {
+            return None;
+        }
+        Some(
+            self.attempt_outcomes
+                .iter()
+                .find(|a| a.passed)
+                .map_or(1, |a| a.attempt),
+        )
+    }
+
+    /// The attempts the run made (1 for a task of one attempt, or a run that never started).
+    pub fn attempts_made(&self) -> u32 {
+        (self.attempt_outcomes.len() as u32).max(1)
+    }
+
+    /// Whether the run passed at its first attempt: the pass rate at attempt 1 counts these.
+    pub fn passed_first_attempt(&self) -> bool {
+        self.passed_at_attempt() == Some(1)
     }
 
     /// A replay that ran to its verdict although some requests differed from the cassette

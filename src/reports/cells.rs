@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use crate::conversation::Message;
 use crate::record::{Outcome, RunRecord};
 
 /// Escapes a table cell: `|` and newlines would break the row.
@@ -43,15 +44,71 @@ pub fn edits_cell(r: &RunRecord) -> String {
 
 /// The outcome as the tables show it: `error (rate_limited)` for an error with a kind.
 pub fn outcome_label(r: &RunRecord) -> String {
-    let label = match (&r.outcome, &r.error_kind) {
+    let mut label = match (&r.outcome, &r.error_kind) {
         (Outcome::Error, Some(kind)) => format!("error ({kind})"),
         (outcome, _) => outcome.name().to_owned(),
     };
+    // A task of several attempts: at which one it passed, or how many it failed.
+    match (r.outcome, r.attempt_outcomes.len()) {
+        (_, 0) => {}
+        (Outcome::Passed, _) => {
+            if let Some(n) = r.passed_at_attempt() {
+                label.push_str(&format!(" (attempt {n})"));
+            }
+        }
+        (Outcome::Failed, 1) => label.push_str(" (1 attempt)"),
+        (Outcome::Failed, n) => label.push_str(&format!(" ({n} attempts)")),
+        _ => {}
+    }
     match (r.is_drifted(), r.outcome_change) {
         (true, Some(change)) => format!("{label} (drifted, {})", change.name()),
         (true, None) => format!("{label} (drifted)"),
         (false, _) => label,
     }
+}
+
+/// What a user message of a run is: one of the task's prompts, or the failed checks' output
+/// that started a further attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserTurn {
+    /// Prompt `index` (1-based) of `of`.
+    Prompt { index: usize, of: usize },
+    /// The message that started attempt `n` (2 and on).
+    Attempt(u32),
+}
+
+impl UserTurn {
+    /// `User`, `User · prompt 2 of 3`, `User · attempt 2 (the checks that failed)`.
+    pub fn label(self) -> String {
+        match self {
+            UserTurn::Prompt { of: 1, .. } => "User".to_owned(),
+            UserTurn::Prompt { index, of } => format!("User · prompt {index} of {of}"),
+            UserTurn::Attempt(n) => format!("User · attempt {n} (the checks that failed)"),
+        }
+    }
+}
+
+/// One [`UserTurn`] per user message of `messages`, in order: the task's prompts come first, and
+/// each attempt after the first began with one more user message.
+pub fn user_turns(r: &RunRecord, messages: &[Message]) -> Vec<UserTurn> {
+    let users = messages
+        .iter()
+        .filter(|m| matches!(m, Message::User { .. }))
+        .count();
+    let feedback = (r.attempts_made() as usize - 1).min(users);
+    let prompts = users - feedback;
+    (0..users)
+        .map(|i| {
+            if i < prompts {
+                UserTurn::Prompt {
+                    index: i + 1,
+                    of: prompts,
+                }
+            } else {
+                UserTurn::Attempt((i - prompts + 2) as u32)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

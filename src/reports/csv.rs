@@ -8,7 +8,9 @@ use std::path::Path;
 use crate::record::{DivergenceKind, ErrorKind, FAILURE_KINDS, Outcome, RunRecord};
 
 use super::error::ReportError;
-use super::summary::{ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise, summary_counts};
+use super::summary::{
+    ModelSummary, fmt_cost, fmt_ratio, fmt_secs, summarise, summarise_by_tag, summary_counts,
+};
 
 /// The tools that get a `calls_<tool>` column, in column order; any other tool counts in
 /// `calls_other`.
@@ -87,6 +89,9 @@ pub fn runs_columns() -> Vec<String> {
             "outcome_change",
             "unused_interactions",
             "edit_strategy",
+            "task_attempts",
+            "attempts_made",
+            "passed_at_attempt",
         ]
         .map(String::from),
     );
@@ -94,7 +99,7 @@ pub fn runs_columns() -> Vec<String> {
 }
 
 /// The header of `summary.csv`, in order.
-pub const SUMMARY_COLUMNS: [&str; 37] = [
+pub const SUMMARY_COLUMNS: [&str; 42] = [
     "provider",
     "model",
     "runs",
@@ -132,6 +137,11 @@ pub const SUMMARY_COLUMNS: [&str; 37] = [
     "pass_hat_k",
     "pass_rate_se",
     "edit_strategy",
+    "tag",
+    "task_attempts",
+    "pass_rate_attempt_1",
+    "pass_rate_attempt_1_low",
+    "pass_rate_attempt_1_high",
 ];
 
 /// One `runs.csv` row, in [`runs_columns`] order.
@@ -210,6 +220,11 @@ pub fn runs_row(r: &RunRecord) -> Vec<String> {
             .unwrap_or_default(),
         r.unused_interactions.to_string(),
         r.edit_strategy.clone(),
+        r.task_attempts.to_string(),
+        r.attempts_made().to_string(),
+        r.passed_at_attempt()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
     ]);
     row
 }
@@ -266,12 +281,32 @@ pub fn summary_row(s: &ModelSummary) -> Vec<String> {
     row
 }
 
+/// A `summary.csv` row for `s` under `tag` (empty: the arm over every run), with the pass rate
+/// at attempt 1 and its interval.
+fn tagged_summary_row(s: &ModelSummary, tag: &str) -> Vec<String> {
+    let first = s.first_attempt_interval();
+    let mut row = summary_row(s);
+    row.extend([
+        tag.to_owned(),
+        s.task_attempts.to_string(),
+        fmt_ratio(s.first_attempt_pass_rate()),
+        fmt_ratio(first.map(|i| i.low)),
+        fmt_ratio(first.map(|i| i.high)),
+    ]);
+    row
+}
+
 /// `summary.csv` for records already in report order.
 pub fn summary_csv(records: &[&RunRecord]) -> Result<String, ::csv::Error> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record(SUMMARY_COLUMNS)?;
     for s in summarise(records) {
-        w.write_record(summary_row(&s))?;
+        w.write_record(tagged_summary_row(&s, ""))?;
+    }
+    for (tag, summaries) in summarise_by_tag(records) {
+        for s in summaries {
+            w.write_record(tagged_summary_row(&s, &tag))?;
+        }
     }
     finish(w)
 }

@@ -43,12 +43,13 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use crate::conversation::{AssistantBlock, Content, Message, ToolResultMessage, UserContent};
 use crate::record::{Outcome, RunFile, RunRecord};
 
-use super::cells::{checks_cell, edits_cell, outcome_label};
+use super::cells::{UserTurn, checks_cell, edits_cell, outcome_label, user_turns};
 use super::error::ReportError;
 use super::paired::{self, Arm, ArmRun, Comparison, Side};
 use super::summary::{
-    CostTotal, ModelSummary, UNKNOWN, dollars, edit_failure_label, pass_at_k_label,
-    pass_hat_k_label, pass_rate_label, percent, percent_interval,
+    CostTotal, ModelSummary, UNKNOWN, any_attempts, dollars, edit_failure_label,
+    first_attempt_label, last_attempt_header, pass_at_k_label, pass_hat_k_label, pass_rate_label,
+    percent, percent_interval, summarise_by_tag,
 };
 use super::terminal::{short_count, short_duration};
 
@@ -309,6 +310,7 @@ fn transcript(file: &RunFile) -> Markup {
             turn
         })
         .collect();
+    let mut users = user_turns(&file.record, &file.messages).into_iter();
     html! {
         @if let Some(system) = &file.system_prompt {
             details.msg.system {
@@ -320,7 +322,7 @@ fn transcript(file: &RunFile) -> Markup {
             @match message {
                 Message::User { content } => {
                     div.msg.user {
-                        div.role { "User" }
+                        div.role { (users.next().map_or_else(|| "User".to_owned(), UserTurn::label)) }
                         @match content {
                             UserContent::Text(text) => (long_text(text, "text", true)),
                             UserContent::Blocks(blocks) => (contents(blocks, "text")),
@@ -484,6 +486,23 @@ fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool, place: Place) -> Ma
                     div.detail { h3 { "Detail" } (long_text(detail, "detail", true)) }
                 }
             }
+            @if !r.attempt_outcomes.is_empty() {
+                h3 { "Attempts" }
+                table.attempts {
+                    thead { tr { th { "attempt" } th { "checks" } th { "turns" } th { "result" } } }
+                    tbody {
+                        @for a in &r.attempt_outcomes {
+                            tr {
+                                td.num { (a.attempt) " of " (r.task_attempts) }
+                                td.num { (a.checks_passed) "/" (a.checks_total) }
+                                td.num { (a.turns) }
+                                td { span class=(if a.passed { "badge o-passed" } else { "badge o-failed" }) { @if a.passed { "passed" } @else { "failed" } } }
+                            }
+                        }
+                    }
+                }
+                p.note { "After a failed attempt the failing checks' output went back to the model as the next user message; the checks below are the last attempt's." }
+            }
             h3 { "Checks" }
             @if r.checks.is_empty() { p.note { "No check ran." } }
             @for check in &r.checks {
@@ -508,10 +527,12 @@ fn run_panel(file: &RunFile, arm: &Arm, with_strategy: bool, place: Place) -> Ma
 
 fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
     let epochs = arms.iter().any(|(_, s)| s.k().is_some());
+    let attempts = arms.iter().any(|(_, s)| s.has_attempts());
     html! {
         table.summary {
             thead { tr {
                 th { "arm" } th { "runs" } th { "pass rate (n)" } th { "95% CI" }
+                @if attempts { th title="runs that passed at their first attempt" { "pass rate at attempt 1" } th { "95% CI (attempt 1)" } }
                 @if epochs { th title="standard error clustered by task" { "SE (by task)" } }
                 th { "pass@1" } th { "pass@k" } th { "pass^k" } th { "infra errors" }
                 th title="replays run to a verdict although their conversation differed from the cassette (--on-divergence continue), and how many of their outcomes changed against the recording" { "drift" }
@@ -524,6 +545,10 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
                         td.num { (s.runs) }
                         td.num { (pass_rate_label(s)) }
                         td.num { (percent_interval(s.pass_rate_interval())) }
+                        @if attempts {
+                            td.num { (first_attempt_label(s)) }
+                            td.num { (percent_interval(s.first_attempt_interval())) }
+                        }
                         @if epochs { td.num { (percent(s.pass_rate_se())) } }
                         td.num { (percent(s.pass_at_1())) }
                         td.num { (pass_at_k_label(s)) }
@@ -546,8 +571,52 @@ fn summary_table(arms: &[(Arm, ModelSummary)], with_strategy: bool) -> Markup {
             "95% CI: Wilson score interval. pass@k (at least one of k runs passes) and pass^k (all k pass) "
             "use the unbiased estimators per task, k = epochs."
             @if epochs { " SE (by task): standard error clustered by task." }
+            @if attempts { " Tasks with several attempts: the pass rate is at the last attempt, the failing checks' output having gone back to the model after each failed one." }
         }
     }
+}
+
+/// Per tag (an imported suite's language), each arm's pass rates with intervals and its
+/// edit-failure rate; a run counts under each tag of its task.
+fn tags_table(records: &[&RunRecord]) -> Option<Markup> {
+    let by_tag = summarise_by_tag(records);
+    if by_tag.is_empty() {
+        return None;
+    }
+    let all: Vec<ModelSummary> = by_tag.iter().flat_map(|(_, s)| s.iter().cloned()).collect();
+    let attempts = any_attempts(&all);
+    let last = if attempts {
+        last_attempt_header(&all)
+    } else {
+        "pass rate (n)".to_owned()
+    };
+    Some(html! {
+        table.summary.tags {
+            thead { tr {
+                th { "tag" } th { "arm" } th { "runs" }
+                @if attempts { th { "pass rate at attempt 1" } th { "95% CI" } }
+                th { (last) } th { "95% CI" } th { "edit failures" }
+            } }
+            tbody {
+                @for (tag, summaries) in &by_tag {
+                    @for s in summaries {
+                        tr {
+                            td { (tag) }
+                            td { (s.provider) "/" (s.model_label()) }
+                            td.num { (s.runs) }
+                            @if attempts {
+                                td.num { (first_attempt_label(s)) }
+                                td.num { (percent_interval(s.first_attempt_interval())) }
+                            }
+                            td.num { (pass_rate_label(s)) }
+                            td.num { (percent_interval(s.pass_rate_interval())) }
+                            td.num { (edit_failure_label(s)) }
+                        }
+                    }
+                }
+            }
+        }
+    })
 }
 
 fn plots_section(arms: &[(Arm, ModelSummary)], rows: &[RunRow<'_>], with_strategy: bool) -> Markup {
@@ -833,6 +902,8 @@ pub fn write_report_html(
     let arm_runs: Vec<ArmRun<'_>> = rows.iter().map(|r| (r.arm(), r.record)).collect();
     let cmp = (arms.len() > 1).then(|| paired::compare_within(&arm_runs));
     let linked = matches!(panels, Panels::Linked);
+    let records: Vec<&RunRecord> = rows.iter().map(|r| r.record).collect();
+    let tags = tags_table(&records);
     let top = html! {
         header.top {
             @if let Some(notice) = notice { p.notice role="status" { (notice) } }
@@ -848,7 +919,12 @@ pub fn write_report_html(
         }
     };
     let sections = html! {
-        section id="summary" { h2 { "Summary" } div.scroll { (summary_table(&arms, with_strategy)) } }
+        section id="summary" {
+            h2 { "Summary" } div.scroll { (summary_table(&arms, with_strategy)) }
+            @if let Some(tags) = &tags {
+                details.by-tag { summary { "By tag" } div.scroll { (tags) } }
+            }
+        }
         section id="plots" { h2 { "Plots" } (plots_section(&arms, rows, with_strategy)) }
         @if let Some(cmp) = &cmp {
             section id="arms" {

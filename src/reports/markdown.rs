@@ -9,8 +9,9 @@ use crate::record::{Outcome, RunRecord};
 use super::cells::{checks_cell, edits_cell, outcome_label, table};
 use super::paired::{self, Arm, ArmRun};
 use super::summary::{
-    CostTotal, UNKNOWN, any_epochs, dollars, edit_failure_label, fmt_ratio, pass_at_k_label,
-    pass_hat_k_label, pass_rate_label, percent, percent_interval, summarise, summary_counts,
+    CostTotal, UNKNOWN, any_attempts, any_epochs, dollars, edit_failure_label, first_attempt_label,
+    fmt_ratio, last_attempt_header, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
+    percent_interval, summarise, summarise_by_tag, summary_counts,
 };
 
 fn plural(n: usize, word: &str) -> String {
@@ -38,6 +39,50 @@ fn drift_sentence(records: &[&RunRecord]) -> String {
 }
 
 /// `summary.md` for records already in report order.
+/// `## By tag`: for each tag, each arm's pass rates (at attempt 1 when a task gives several)
+/// with intervals, and its edit-failure rate: the per-language table of an imported suite.
+fn by_tag_section(out: &mut String, records: &[&RunRecord], attempts: bool) {
+    let by_tag = summarise_by_tag(records);
+    if by_tag.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## By tag\n");
+    let rows: Vec<Vec<String>> = by_tag
+        .iter()
+        .flat_map(|(tag, summaries)| {
+            summaries.iter().map(move |s| {
+                let mut row = vec![
+                    tag.clone(),
+                    format!("{}/{}", s.provider, s.model_label()),
+                    s.runs.to_string(),
+                ];
+                if attempts {
+                    row.extend([
+                        first_attempt_label(s),
+                        percent_interval(s.first_attempt_interval()),
+                    ]);
+                }
+                row.extend([
+                    pass_rate_label(s),
+                    percent_interval(s.pass_rate_interval()),
+                    edit_failure_label(s),
+                ]);
+                row
+            })
+        })
+        .collect();
+    let mut header = vec!["tag", "provider/model", "runs"];
+    if attempts {
+        header.extend(["pass rate (attempt 1)", "95% CI (attempt 1)"]);
+    }
+    header.extend(["pass rate", "95% CI", "edit failure rate"]);
+    table(out, &header, &rows);
+    let _ = writeln!(
+        out,
+        "\nA run counts under each tag of its task; the rates are counted as above."
+    );
+}
+
 pub fn summary_md(records: &[&RunRecord]) -> String {
     let mut out = String::new();
     let summaries = summarise(records);
@@ -68,6 +113,7 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
 
     let _ = writeln!(out, "## By provider and model\n");
     let epochs = any_epochs(&summaries);
+    let attempts = any_attempts(&summaries);
     let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
@@ -79,6 +125,12 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
                 pass_rate_label(s),
                 percent_interval(s.pass_rate_interval()),
             ]);
+            if attempts {
+                row.extend([
+                    first_attempt_label(s),
+                    percent_interval(s.first_attempt_interval()),
+                ]);
+            }
             if epochs {
                 row.push(percent(s.pass_rate_se()));
             }
@@ -107,6 +159,9 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
         "pass rate",
         "95% CI",
     ];
+    if attempts {
+        header.extend(["pass rate (attempt 1)", "95% CI (attempt 1)"]);
+    }
     if epochs {
         header.push("SE (by task)");
     }
@@ -122,6 +177,15 @@ pub fn summary_md(records: &[&RunRecord]) -> String {
             ""
         }
     );
+
+    if attempts {
+        let _ = writeln!(
+            out,
+            "\nAttempts: a task with `attempts: N` sends the failing checks' output back to the model, up to N attempts; `pass rate` counts the runs that passed by their last attempt ({}), `pass rate (attempt 1)` those that passed at the first.",
+            last_attempt_header(&summaries)
+        );
+    }
+    by_tag_section(&mut out, records, attempts);
 
     let _ = writeln!(out, "\n## Turns and tokens\n");
     let rows: Vec<Vec<String>> = summaries

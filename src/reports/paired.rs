@@ -150,10 +150,33 @@ pub struct PairStats {
     pub priced_pairs: u64,
     pub base_wall_seconds: f64,
     pub new_wall_seconds: f64,
+    /// When a task of the pairs gives several attempts: the same statistics with "passed" read
+    /// as "passed at attempt 1" (the fields above are at the last attempt).
+    pub first_attempt: Option<Box<PairStats>>,
+}
+
+/// Whether a run passed (by its last attempt).
+fn passed(r: &RunRecord) -> bool {
+    r.outcome == Outcome::Passed
 }
 
 impl PairStats {
     fn of(pairs: &[RunPair<'_>]) -> PairStats {
+        let mut stats = PairStats::of_with(pairs, passed);
+        let attempts = pairs
+            .iter()
+            .any(|p| p.base.task_attempts > 1 || p.new.task_attempts > 1);
+        if attempts {
+            stats.first_attempt = Some(Box::new(PairStats::of_with(
+                pairs,
+                RunRecord::passed_first_attempt,
+            )));
+        }
+        stats
+    }
+
+    /// The statistics of `pairs` with `passed` telling which runs passed.
+    fn of_with(pairs: &[RunPair<'_>], passed: fn(&RunRecord) -> bool) -> PairStats {
         let mut s = PairStats::default();
         let mut clusters: BTreeMap<&str, PairedCluster> = BTreeMap::new();
         for pair in pairs {
@@ -162,15 +185,15 @@ impl PairStats {
                 continue;
             }
             let (base, new) = (pair.base, pair.new);
-            let base_ok = base.outcome == Outcome::Passed;
-            let new_ok = new.outcome == Outcome::Passed;
+            let base_ok = passed(base);
+            let new_ok = passed(new);
             s.pairs += 1;
             s.base_passed += u64::from(base_ok);
             s.new_passed += u64::from(new_ok);
-            match pair.flip() {
-                Some(Flip::Regressed) => s.regressions += 1,
-                Some(Flip::Fixed) => s.fixes += 1,
-                None => {}
+            match (base_ok, new_ok) {
+                (true, false) => s.regressions += 1,
+                (false, true) => s.fixes += 1,
+                _ => {}
             }
             let cluster = clusters.entry(base.task_id.as_str()).or_default();
             cluster.pairs += 1;
@@ -520,6 +543,42 @@ pub const STATS_HEADER: [&str; 13] = [
     "cost per run Δ",
 ];
 
+/// The cells of an arm pair's row at attempt 1, in [`FIRST_ATTEMPT_HEADER`] order; `None` when
+/// no task of the pair gives more than one attempt.
+pub fn first_attempt_cells(a: &ArmComparison<'_>, with_strategy: bool) -> Option<Vec<String>> {
+    let s = a.stats.first_attempt.as_deref()?;
+    let (base, new) = a.label(with_strategy);
+    Some(vec![
+        base,
+        new,
+        s.pairs.to_string(),
+        rate_with_n(s.base_passed, s.pairs),
+        rate_with_n(s.new_passed, s.pairs),
+        points(s.difference()),
+        points_interval(s.interval),
+        s.regressions.to_string(),
+        s.fixes.to_string(),
+        p_value(s.p_value),
+    ])
+}
+
+/// The header of the table at attempt 1.
+pub const FIRST_ATTEMPT_HEADER: [&str; 10] = [
+    "base",
+    "new",
+    "pairs",
+    "base pass rate (attempt 1)",
+    "new pass rate (attempt 1)",
+    "difference",
+    "95% CI (paired bootstrap)",
+    "passed → not",
+    "not → passed",
+    "McNemar p",
+];
+
+/// The note under the table at attempt 1.
+pub const FIRST_ATTEMPT_NOTE: &str = "The same pairs (task and epoch), each run read at its first attempt: passed means every check passed before the failing checks' output was sent back. The table above reads each run at its last attempt.";
+
 /// The header of the time column.
 pub const TIME_HEADER: &str = "time per run Δ";
 
@@ -545,6 +604,15 @@ pub fn comparison_md(
         .collect();
     table(&mut out, &header, &rows);
     let _ = writeln!(out, "\n{STATS_NOTE}");
+    let first: Vec<Vec<String>> = cmp
+        .rows()
+        .filter_map(|a| first_attempt_cells(a, cmp.with_strategy))
+        .collect();
+    if !first.is_empty() {
+        let _ = writeln!(out, "\n{level} At attempt 1\n");
+        table(&mut out, &FIRST_ATTEMPT_HEADER, &first);
+        let _ = writeln!(out, "\n{FIRST_ATTEMPT_NOTE}");
+    }
     let excluded: u64 = cmp.arms.iter().map(|a| a.stats.excluded).sum();
     let unpaired: usize = cmp
         .arms

@@ -52,6 +52,11 @@ pub struct ModelSummary {
     pub outcomes_changed: u32,
     /// Per task: (runs that count, of which passed).
     pub tasks: BTreeMap<String, (u64, u64)>,
+    /// Runs that count and passed at their first attempt (all passed runs of tasks of one
+    /// attempt).
+    pub passed_first_attempt: u64,
+    /// The most attempts a task of the arm gives (`attempts:`): the N of "at attempt N".
+    pub task_attempts: u32,
     /// The highest epoch seen: the `k` of pass@k.
     pub epochs: u32,
     /// Requests the retry layer sent again, all runs.
@@ -155,6 +160,22 @@ impl ModelSummary {
         clustered_standard_error(&tasks)
     }
 
+    /// Whether a task of the arm gives more than one attempt: then the pass rate at attempt 1
+    /// is shown beside the pass rate, which is the rate at the last attempt.
+    pub fn has_attempts(&self) -> bool {
+        self.task_attempts > 1
+    }
+
+    /// Runs passed at their first attempt over the runs that count; `None` when none counts.
+    pub fn first_attempt_pass_rate(&self) -> Option<f64> {
+        (self.counted > 0).then(|| self.passed_first_attempt as f64 / f64::from(self.counted))
+    }
+
+    /// The 95% Wilson score interval of [`ModelSummary::first_attempt_pass_rate`].
+    pub fn first_attempt_interval(&self) -> Option<Interval> {
+        wilson_interval(self.passed_first_attempt, u64::from(self.counted), Z_95)
+    }
+
     /// Runs that were started: every run but the skipped ones.
     pub fn started(&self) -> u32 {
         self.runs - self.count(Outcome::Skipped)
@@ -192,7 +213,9 @@ impl ModelSummary {
             let task = self.tasks.entry(r.task_id.clone()).or_default();
             task.0 += 1;
             task.1 += u64::from(r.outcome == Outcome::Passed);
+            self.passed_first_attempt += u64::from(r.passed_first_attempt());
         }
+        self.task_attempts = self.task_attempts.max(r.task_attempts);
         self.epochs = self.epochs.max(r.epoch);
         self.retries += u64::from(r.retries);
         self.attempts += u64::from(r.attempts);
@@ -239,6 +262,26 @@ pub fn summarise(records: &[&RunRecord]) -> Vec<ModelSummary> {
         .add(r);
     }
     by.into_values().collect()
+}
+
+/// Per tag, in tag order, the summary of each arm over the runs of tasks with that tag: the
+/// leaderboard's per-language view of an imported suite (`[python, exercism]`). A run counts
+/// under each of its tags.
+pub fn summarise_by_tag<'a>(records: &[&'a RunRecord]) -> Vec<(String, Vec<ModelSummary>)> {
+    let mut by: BTreeMap<&str, Vec<&'a RunRecord>> = BTreeMap::new();
+    for r in records {
+        for tag in &r.tags {
+            by.entry(tag.as_str()).or_default().push(r);
+        }
+    }
+    by.into_iter()
+        .map(|(tag, runs)| (tag.to_owned(), summarise(&runs)))
+        .collect()
+}
+
+/// Whether any arm has a task of more than one attempt.
+pub(crate) fn any_attempts(summaries: &[ModelSummary]) -> bool {
+    summaries.iter().any(ModelSummary::has_attempts)
 }
 
 /// The cost over every provider and model.
@@ -324,6 +367,25 @@ pub(crate) fn pass_rate_label(s: &ModelSummary) -> String {
         ),
         None => UNKNOWN.to_owned(),
     }
+}
+
+/// `50.0% (2/4)`: the pass rate at attempt 1 with its n, as [`pass_rate_label`].
+pub(crate) fn first_attempt_label(s: &ModelSummary) -> String {
+    match s.first_attempt_pass_rate() {
+        Some(rate) => format!(
+            "{} ({}/{})",
+            percent(Some(rate)),
+            s.passed_first_attempt,
+            s.counted
+        ),
+        None => UNKNOWN.to_owned(),
+    }
+}
+
+/// `attempt 2`: the header of the pass rate of arms whose tasks give several attempts.
+pub(crate) fn last_attempt_header(summaries: &[ModelSummary]) -> String {
+    let n = summaries.iter().map(|s| s.task_attempts).max().unwrap_or(1);
+    format!("pass rate (attempt {n})")
 }
 
 /// `33.3% (4/12)`: the edit-failure rate with its n (edit calls); [`UNKNOWN`] without calls.

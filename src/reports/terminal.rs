@@ -10,9 +10,14 @@ use crate::record::{Outcome, RunRecord};
 use super::cells::{checks_cell, edits_cell, outcome_label};
 use super::paired::{self, Comparison, Flip};
 use super::summary::{
-    CostTotal, ModelSummary, dollars, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
-    percent_interval, sorted, summarise,
+    CostTotal, ModelSummary, any_attempts, dollars, edit_failure_label, first_attempt_label,
+    last_attempt_header, pass_at_k_label, pass_hat_k_label, pass_rate_label, percent,
+    percent_interval, sorted, summarise, summarise_by_tag,
 };
+
+/// At most this many tags get their rows in the terminal's pass-rate table (an imported suite's
+/// languages do); with more, `summary.md` has them.
+const TERMINAL_TAGS: usize = 12;
 
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
@@ -110,6 +115,7 @@ pub fn render_terminal_summary(records: &[RunRecord], color: bool) -> String {
         false, true, false, true, true, true, true, true, true, true, true,
     ];
     aligned(&mut out, &header, &right, &rows, usize::MAX, color);
+    attempts_and_tags(&mut out, &records, &summaries, color);
     let count = |o: Outcome| records.iter().filter(|r| r.outcome == o).count();
     let tokens: u64 = records.iter().map(|r| r.tokens.total).sum();
     let wall: Duration = records.iter().map(|r| r.wall_time).sum();
@@ -194,6 +200,37 @@ pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> Strin
     right[1] = false;
     let mut out = String::new();
     aligned(&mut out, &header, &right, &rows, 5, color);
+    let first: Vec<(Outcome, [String; 10])> = cmp
+        .rows()
+        .filter_map(|a| {
+            let cells = paired::first_attempt_cells(a, cmp.with_strategy)?;
+            let regression = a
+                .stats
+                .first_attempt
+                .as_ref()
+                .is_some_and(|s| s.significant_regression(alpha));
+            let outcome = if regression {
+                Outcome::Failed
+            } else {
+                Outcome::Passed
+            };
+            Some((outcome, cells.try_into().expect("10 cells")))
+        })
+        .collect();
+    if !first.is_empty() {
+        out.push_str("\nat attempt 1:\n");
+        let mut right = [true; 10];
+        right[0] = false;
+        right[1] = false;
+        aligned(
+            &mut out,
+            &paired::FIRST_ATTEMPT_HEADER,
+            &right,
+            &first,
+            5,
+            color,
+        );
+    }
     let flips: Vec<_> = cmp.flips().collect();
     out.push_str(&format!("\n{} run(s) flipped\n", flips.len()));
     for (arm, flip, pair) in flips {
@@ -210,6 +247,94 @@ pub fn render_comparison(cmp: &Comparison<'_>, alpha: f64, color: bool) -> Strin
         ));
     }
     out
+}
+
+/// The leaderboard's view, when there is one to show: per arm and per tag (each tag of at most
+/// [`TERMINAL_TAGS`]), the pass rate at attempt 1 and at the last attempt when a task gives
+/// several, with intervals, and the edit-failure rate.
+fn attempts_and_tags(
+    out: &mut String,
+    records: &[&RunRecord],
+    summaries: &[ModelSummary],
+    color: bool,
+) {
+    let attempts = any_attempts(summaries);
+    let by_tag = summarise_by_tag(records);
+    let tags_shown = by_tag.len() <= TERMINAL_TAGS;
+    if !attempts && (by_tag.is_empty() || !tags_shown) {
+        if !by_tag.is_empty() {
+            out.push_str(&format!(
+                "\npass rates per tag ({} tags): see summary.md\n",
+                by_tag.len()
+            ));
+        }
+        return;
+    }
+    let mut arms: Vec<(&ModelSummary, &str)> = summaries.iter().map(|s| (s, "(all)")).collect();
+    if tags_shown {
+        for (tag, tagged) in &by_tag {
+            arms.extend(tagged.iter().map(|s| (s, tag.as_str())));
+        }
+    }
+    out.push('\n');
+    if attempts {
+        let last = last_attempt_header(summaries);
+        let header = [
+            "provider/model",
+            "tag",
+            "pass rate (attempt 1)",
+            "95% CI",
+            last.as_str(),
+            "95% CI",
+            "edit failures",
+        ];
+        let rows: Vec<(Outcome, [String; 7])> = arms
+            .iter()
+            .map(|(s, tag)| {
+                let [arm, tag, rate, ci, edits] = tag_cells(s, tag);
+                let first = first_attempt_label(s);
+                let first_ci = percent_interval(s.first_attempt_interval());
+                (
+                    Outcome::Passed,
+                    [arm, tag, first, first_ci, rate, ci, edits],
+                )
+            })
+            .collect();
+        let right = [false, false, true, false, true, false, true];
+        aligned(out, &header, &right, &rows, usize::MAX, color);
+    } else {
+        let header = [
+            "provider/model",
+            "tag",
+            "pass rate",
+            "95% CI",
+            "edit failures",
+        ];
+        let rows: Vec<(Outcome, [String; 5])> = arms
+            .iter()
+            .map(|(s, tag)| (Outcome::Passed, tag_cells(s, tag)))
+            .collect();
+        let right = [false, false, true, false, true];
+        aligned(out, &header, &right, &rows, usize::MAX, color);
+    }
+    if !tags_shown {
+        out.push_str(&format!(
+            "pass rates per tag ({} tags): see summary.md\n",
+            by_tag.len()
+        ));
+    }
+}
+
+/// An arm's row under `tag`: arm, tag, pass rate (at the last attempt), its interval, edit
+/// failures.
+fn tag_cells(s: &ModelSummary, tag: &str) -> [String; 5] {
+    [
+        format!("{}/{}", s.provider, s.model_label()),
+        tag.to_owned(),
+        pass_rate_label(s),
+        percent_interval(s.pass_rate_interval()),
+        edit_failure_label(s),
+    ]
 }
 
 fn model_row(s: &ModelSummary) -> [String; 11] {

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::conversation::{AssistantBlock, Message, UserContent};
 use crate::record::RunFile;
 
+use super::cells::{UserTurn, user_turns};
 use super::transcript::contents_text;
 
 /// The file name in a run's folder.
@@ -44,6 +45,7 @@ pub fn trajectory(file: &RunFile) -> Value {
         push(&mut steps, step);
     }
     let (mut prompt, mut completion, mut cached, mut cache_write) = (0u64, 0u64, 0u64, 0u64);
+    let mut users = user_turns(r, &file.messages).into_iter();
     for message in &file.messages {
         match message {
             Message::User { content } => {
@@ -54,6 +56,15 @@ pub fn trajectory(file: &RunFile) -> Value {
                 let mut step = Map::new();
                 step.insert("source".into(), json!("user"));
                 step.insert("message".into(), json!(text));
+                match users.next() {
+                    Some(UserTurn::Prompt { index, of }) if of > 1 => {
+                        step.insert("extra".into(), json!({ "prompt": index, "prompts": of }));
+                    }
+                    Some(UserTurn::Attempt(n)) => {
+                        step.insert("extra".into(), json!({ "attempt": n }));
+                    }
+                    _ => {}
+                }
                 push(&mut steps, step);
             }
             Message::Assistant(reply) => {
@@ -179,6 +190,7 @@ pub fn trajectory(file: &RunFile) -> Value {
             "reason": r.reason,
             "stop": r.stop,
             "checks": checks,
+            "attempts": r.attempt_outcomes,
         },
     })
 }

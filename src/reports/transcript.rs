@@ -11,6 +11,8 @@ use crate::conversation::{AssistantBlock, Content, Message, UserContent};
 use crate::record::RunFile;
 use crate::record::ToolCallRecord;
 
+use super::cells::{UserTurn, user_turns};
+
 pub use crate::markdown::fenced;
 
 /// Content blocks as text: text as it is, an image named with its type and size.
@@ -46,6 +48,28 @@ pub fn transcript_md(a: &RunFile) -> String {
         r.checks_passed,
         r.checks_total
     );
+    if !r.attempt_outcomes.is_empty() {
+        let attempts: Vec<String> = r
+            .attempt_outcomes
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} {} ({}/{} checks, turn {})",
+                    a.attempt,
+                    if a.passed { "passed" } else { "failed" },
+                    a.checks_passed,
+                    a.checks_total,
+                    a.turns
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "- attempts (of {}): {}",
+            r.task_attempts,
+            attempts.join("; ")
+        );
+    }
     let _ = writeln!(
         out,
         "- tokens: {} input, {} output, {} cache read, {} cache write\n",
@@ -60,6 +84,7 @@ pub fn transcript_md(a: &RunFile) -> String {
         .map(|t| (t.call.id.as_str(), t))
         .collect();
     let mut turn = 0;
+    let mut users = user_turns(r, &a.messages).into_iter();
     for message in &a.messages {
         match message {
             Message::User { content } => {
@@ -67,7 +92,10 @@ pub fn transcript_md(a: &RunFile) -> String {
                     UserContent::Text(text) => text.clone(),
                     UserContent::Blocks(blocks) => contents_text(blocks),
                 };
-                let _ = writeln!(out, "## User\n\n{}", fenced("text", &text));
+                let role = users
+                    .next()
+                    .map_or_else(|| "User".to_owned(), UserTurn::label);
+                let _ = writeln!(out, "## {role}\n\n{}", fenced("text", &text));
             }
             Message::Assistant(reply) => {
                 turn += 1;

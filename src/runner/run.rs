@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::agent::{Agent, EventSink, StopCause};
+use crate::agent::{Agent, AgentRun, EventSink, StopCause};
 use crate::cassettes::divergence;
 use crate::cassettes::{CassetteHeader, CassettePlan};
 use crate::edits::CorpusRecorder;
@@ -168,11 +168,38 @@ pub(super) async fn run_one(
         let reporter = reporter.clone();
         Arc::new(move |event| reporter.event(&RunnerEvent::Agent { index, event }))
     };
-    let agent_run = agent.run(&task.prompt, &ctx, &sink).await;
+    // Each prompt when the agent stopped after the one before; then the checks, and while
+    // attempts are left and a check failed, what failed as the next message.
+    let agent_started = Instant::now();
+    let mut agent_run = AgentRun::new(Vec::new());
+    for prompt in &task.prompts {
+        if !agent_run.messages.is_empty() && agent_run.stop != StopCause::Completed {
+            break;
+        }
+        agent
+            .follow_up(&mut agent_run, prompt, agent_started, &ctx, &sink)
+            .await;
+    }
+    let mut checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+    let mut attempt_outcomes = Vec::new();
+    if task.attempts > 1 {
+        attempt_outcomes.push(scoring::attempt_outcome(1, &checks, agent_run.turns));
+        for attempt in 2..=task.attempts {
+            let last = attempt_outcomes.last().expect("one attempt");
+            if last.passed || checks.is_empty() || agent_run.stop != StopCause::Completed {
+                break;
+            }
+            let feedback = scoring::attempt_feedback(&checks);
+            agent
+                .follow_up(&mut agent_run, &feedback, agent_started, &ctx, &sink)
+                .await;
+            checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+            attempt_outcomes.push(scoring::attempt_outcome(attempt, &checks, agent_run.turns));
+        }
+    }
     // The provider holds the transport; let it go before finishing a recording.
     drop(agent);
 
-    let checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
     let diff = match workspace.diff(diff_deadline(started, &task.limits)) {
         Ok(diff) => diff,
         Err(e) => crate::workspace::WorkspaceDiff {
@@ -206,6 +233,7 @@ pub(super) async fn run_one(
             attempts: u32::try_from(retry_stats.attempts()).unwrap_or(u32::MAX),
             replay: findings.replay.clone(),
             edit_strategy: run.edit_strategy.clone(),
+            attempt_outcomes,
         },
     );
     for note in notes {

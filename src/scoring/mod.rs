@@ -19,9 +19,9 @@ use crate::agent::{AgentRun, StopCause};
 use crate::conversation::Usage;
 use crate::markdown::first_line;
 use crate::record::{
-    CheckResult, DEFAULT_EDIT_STRATEGY, DivergenceKind, EditStats, ErrorKind, NOT_STARTED, Outcome,
-    OutcomeChange, Recorded, RecordedCheck, RecordedEdits, RecordedOutcome, RunRecord, Tokens,
-    run_dir_for,
+    AttemptOutcome, CheckResult, DEFAULT_EDIT_STRATEGY, DivergenceKind, EditStats, ErrorKind,
+    NOT_STARTED, Outcome, OutcomeChange, Recorded, RecordedCheck, RecordedEdits, RecordedOutcome,
+    RunRecord, Tokens, run_dir_for,
 };
 use crate::tasks::Task;
 use crate::workspace::WorkspaceDiff;
@@ -130,6 +130,9 @@ pub struct ScoreInputs {
     pub replay: Option<ReplayInputs>,
     /// The run's edit strategy; empty means [`DEFAULT_EDIT_STRATEGY`].
     pub edit_strategy: String,
+    /// A task of several attempts: each attempt's outcome, the last one's checks being the
+    /// run's (empty for a task of one).
+    pub attempt_outcomes: Vec<AttemptOutcome>,
 }
 
 /// One line for a check's detail: its first line, and for a command with output, the last
@@ -211,6 +214,47 @@ pub fn decide_outcome(
         )
     };
     (Outcome::Failed, reason)
+}
+
+/// The outcome of attempt `attempt` whose checks are `checks`, `turns` replies into the run.
+pub fn attempt_outcome(attempt: u32, checks: &[CheckResult], turns: u32) -> AttemptOutcome {
+    let checks_passed = checks.iter().filter(|c| c.passed).count() as u32;
+    AttemptOutcome {
+        attempt,
+        passed: !checks.is_empty() && checks_passed as usize == checks.len(),
+        checks_passed,
+        checks_total: checks.len() as u32,
+        turns,
+    }
+}
+
+/// The user message that starts the next attempt after `checks` failed: each failed check's
+/// name and output (its tail, cut as the bash tool cuts a command's output: at most 2000
+/// lines or 50 KiB in all), then what to do.
+pub fn attempt_feedback(checks: &[CheckResult]) -> String {
+    use crate::tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail};
+    let mut text = String::from("The checks failed after your changes:\n");
+    for check in checks.iter().filter(|c| !c.passed) {
+        text.push_str(&format!(
+            "\n## {}\n\n{}\n",
+            check.name,
+            check.detail.trim_end()
+        ));
+    }
+    let cut = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let mut out = if cut.truncated {
+        format!(
+            "[The output is cut: its last {} of {} lines follow.]\n{}",
+            cut.output_lines, cut.total_lines, cut.content
+        )
+    } else {
+        cut.content
+    };
+    out.push_str(
+        "\nFix the code so that every check passes. The tests are right: change the code, not \
+         the tests.",
+    );
+    out
 }
 
 /// Builds the record of one run.
@@ -316,6 +360,8 @@ pub fn score(
         changed_checks,
         unused_interactions: replay.unused_interactions,
         edit_strategy,
+        attempt_outcomes: ctx.attempt_outcomes.clone(),
+        task_attempts: task.attempts,
     }
 }
 

@@ -29,7 +29,8 @@ fn check(name: &str, passed: bool) -> CheckResult {
 
 fn task() -> Task {
     Task {
-        prompt: "fix it".into(),
+        prompts: vec!["fix it".into()],
+        attempts: 1,
         checks: vec![Check {
             name: "exists".into(),
             kind: CheckKind::File {
@@ -311,6 +312,7 @@ fn score_builds_the_whole_record() {
             attempts: 9,
             replay: None,
             edit_strategy: String::new(),
+            attempt_outcomes: Vec::new(),
         },
     );
     assert_eq!(rec.outcome, Outcome::Passed);

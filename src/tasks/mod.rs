@@ -40,6 +40,9 @@ pub const TOOL_NAMES: [&str; 7] = ["read", "write", "edit", "bash", "grep", "fin
 /// Timeout of a command check when neither the check nor the suite sets one.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The most attempts a task may give the agent.
+pub const MAX_ATTEMPTS: u32 = 10;
+
 /// The file name of the suite defaults in the tasks folder.
 pub const DEFAULTS_FILE: &str = "defaults.yaml";
 
@@ -57,7 +60,16 @@ pub fn task_schema() -> &'static str {
 #[serde(deny_unknown_fields)]
 pub struct TaskFile {
     pub id: String,
-    pub prompt: String,
+    /// The user message the agent starts from (or `prompts`).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// User messages sent one after the other, each when the agent stops (or `prompt`).
+    #[serde(default)]
+    pub prompts: Option<Vec<String>>,
+    /// How many times the agent may try: after a failed try, the failing checks' output goes
+    /// back as the next user message (default 1).
+    #[serde(default)]
+    pub attempts: Option<u32>,
     #[serde(default)]
     pub system_prompt: Option<String>,
     #[serde(default)]
@@ -187,7 +199,12 @@ pub struct Task {
     pub dir: PathBuf,
     /// The fixture repository (`<dir>/repo`).
     pub repo: PathBuf,
-    pub prompt: String,
+    /// The user messages, sent one after the other, each when the agent stops: `prompt` alone,
+    /// or `prompts`. Never empty.
+    pub prompts: Vec<String>,
+    /// How many times the agent may try (at least 1): after a try whose checks fail, their
+    /// output goes back as the next user message and the agent goes on.
+    pub attempts: u32,
     /// The task's or the suite's system prompt; `None` means the harness's built-in one.
     pub system_prompt: Option<String>,
     pub tools: ToolSetSpec,
@@ -215,7 +232,8 @@ impl Task {
             id: id.to_owned(),
             repo: dir.join("repo"),
             dir,
-            prompt: String::new(),
+            prompts: vec![String::new()],
+            attempts: 1,
             system_prompt: None,
             tools: ToolSetSpec::Coding,
             checks: vec![],
@@ -476,6 +494,7 @@ pub fn load_task(
         &file,
         problems,
     );
+    prompt_problems(&value, &file, problems);
     if problems.len() > schema_before {
         return None;
     }
@@ -491,6 +510,32 @@ pub fn load_task(
         return None;
     }
     task
+}
+
+/// Exactly one of `prompt` and `prompts`: said with the schema's problems, so a file with both
+/// (or neither) and another problem hears of all of them at once.
+fn prompt_problems(value: &Value, file: &Path, problems: &mut Vec<TaskProblem>) {
+    let Some(fields) = value.as_object() else {
+        return;
+    };
+    match (
+        fields.contains_key("prompt"),
+        fields.contains_key("prompts"),
+    ) {
+        (true, true) => problems.push(TaskProblem::new(
+            file,
+            Some("prompts".to_owned()),
+            "give `prompt` or `prompts`, not both (`prompts` is a list of user messages sent one \
+             after the other)",
+        )),
+        (false, false) => problems.push(TaskProblem::new(
+            file,
+            Some("prompt".to_owned()),
+            "missing: give `prompt`, or `prompts` (a list of user messages sent one after the \
+             other)",
+        )),
+        _ => {}
+    }
 }
 
 fn read_yaml(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<Value> {
@@ -533,11 +578,28 @@ fn validate(
         check_regex(rule, &format!("normalize[{i}].pattern"), file, problems);
         normalize.push(rule.clone());
     }
-    if raw.prompt.trim().is_empty() {
+    // `prompt_problems` made sure there is exactly one of the two.
+    let listed = raw.prompts.is_some();
+    let prompts = raw
+        .prompts
+        .or(raw.prompt.map(|p| vec![p]))
+        .unwrap_or_default();
+    for (i, prompt) in prompts.iter().enumerate() {
+        if prompt.trim().is_empty() {
+            let name = if listed {
+                format!("prompts[{i}]")
+            } else {
+                "prompt".to_owned()
+            };
+            problems.push(TaskProblem::new(file, field(&name), "the prompt is blank"));
+        }
+    }
+    let attempts = raw.attempts.unwrap_or(1);
+    if attempts > MAX_ATTEMPTS {
         problems.push(TaskProblem::new(
             file,
-            field("prompt"),
-            "the prompt is blank",
+            field("attempts"),
+            format!("{attempts} is more than a task may give ({MAX_ATTEMPTS})"),
         ));
     }
     let tools = match raw.tools.as_ref().or(defaults.tools.as_ref()) {
@@ -585,7 +647,8 @@ fn validate(
         id: raw.id,
         dir: folder.to_path_buf(),
         repo: folder.join("repo"),
-        prompt: raw.prompt,
+        prompts,
+        attempts,
         system_prompt: raw.system_prompt.or_else(|| defaults.system_prompt.clone()),
         tools,
         checks,

@@ -52,7 +52,7 @@ fn a_good_task_loads_with_defaults_filled_in() {
     assert_eq!(suite.tasks.len(), 1);
     let task = &suite.tasks[0];
     assert_eq!(task.id, "py-fix-median");
-    assert_eq!(task.prompt, "The tests fail. Fix median.\n");
+    assert_eq!(task.prompts, ["The tests fail. Fix median.\n"]);
     assert_eq!(task.repo, dir.path().join("py-median/repo"));
     assert_eq!(task.tools, ToolSetSpec::Coding);
     assert_eq!(task.system_prompt, None);
@@ -412,7 +412,7 @@ fn a_missing_suite_folder_is_one_problem() {
 
 fn named(id: &str, tags: &[&str]) -> Task {
     Task {
-        prompt: "p".into(),
+        prompts: vec!["p".into()],
         tags: tags.iter().map(|t| t.to_string()).collect(),
         ..Task::bare(id, id)
     }
@@ -684,4 +684,64 @@ fn schema_problems_read_as_before() {
         ));
     }
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn prompts_and_attempts_load_and_their_mistakes_are_all_said_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    task_dir(
+        root,
+        "good",
+        "id: good\nprompts: [first, second, third]\nattempts: 2\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        root,
+        "both",
+        "id: both\nprompt: p\nprompts: [q]\nattempts: 0\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(
+        root,
+        "empty",
+        "id: empty\nprompts: []\nchecks: [{run: 'true'}]\n",
+    );
+    task_dir(root, "neither", "id: neither\nchecks: [{run: 'true'}]\n");
+    task_dir(
+        root,
+        "too-many",
+        "id: too-many\nprompts: [a, '  ']\nattempts: 11\nchecks: [{run: 'true'}]\n",
+    );
+    let err = load_suite(root).unwrap_err();
+    let text = messages(&err.problems).join("\n");
+    for want in [
+        "both/task.yaml: attempts: ",
+        "both/task.yaml: prompts: give `prompt` or `prompts`, not both",
+        "empty/task.yaml: prompts: ",
+        "neither/task.yaml: prompt: missing: give `prompt`, or `prompts`",
+        "too-many/task.yaml: prompts[1]: the prompt is blank",
+        "too-many/task.yaml: attempts: 11 is more than a task may give (10)",
+    ] {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    assert!(!text.contains("good/task.yaml"), "{text}");
+    // `attempts: 0` is caught by the schema along with the rest of the file.
+    assert!(
+        err.problems
+            .iter()
+            .filter(|p| p.to_string().contains("both/task.yaml"))
+            .count()
+            >= 2,
+        "{text}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "good",
+        "id: good\nprompts: [first, second, third]\nattempts: 2\nchecks: [{run: 'true'}]\n",
+    );
+    let suite = load_suite(dir.path()).unwrap();
+    let task = &suite.tasks[0];
+    assert_eq!(task.prompts, ["first", "second", "third"]);
+    assert_eq!(task.attempts, 2);
 }

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one submodule per area.
 
+mod attempts;
 mod browser;
 mod cassettes;
 mod cli_tool;

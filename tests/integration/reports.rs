@@ -11,7 +11,8 @@ use harness::tasks::Task;
 
 fn task(id: &str) -> Task {
     Task {
-        prompt: "fix it".into(),
+        prompts: vec!["fix it".into()],
+        attempts: 1,
         ..Task::bare(id, PathBuf::from("tasks").join(id))
     }
 }

@@ -92,7 +92,7 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
     );
     let failed = score(
         task,
-        &run(&task.prompt),
+        &run(&task.prompts[0]),
         checks,
         &untouched
             .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))
@@ -133,7 +133,7 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
         diff.unified
             .contains("+    return sorted(xs)[len(xs) // 2]\n")
     );
-    let agent = run(&task.prompt);
+    let agent = run(&task.prompts[0]);
     let passed = score(
         task,
         &agent,
