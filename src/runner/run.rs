@@ -320,8 +320,9 @@ fn provider_for(
 fn oracle_error(task: &Task, e: &oracle::OracleError) -> String {
     match e {
         oracle::OracleError::NoReference => format!(
-            "task `{}` has no reference solution for {}: add {} (files laid over repo/) or {}",
+            "task `{}` has no reference solution for {}/{}: add {} (files laid over repo/) or {}",
             task.id,
+            oracle::PROVIDER,
             oracle::REFERENCE_MODEL,
             task.dir
                 .join(crate::tasks::solution::SOLUTION_DIR)

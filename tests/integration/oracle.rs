@@ -389,3 +389,27 @@ fn an_unknown_oracle_model_is_refused_before_anything_runs() {
     );
     assert!(!dir.path().join("reports").exists());
 }
+
+#[test]
+fn a_reference_run_on_a_task_without_one_is_an_error_run_saying_what_to_add() {
+    let dir = tempfile::tempdir().unwrap();
+    greet_task(&dir.path().join("tasks"), "unsolved");
+    let out = harness(&["run", "tasks", "--model", "oracle/reference"], dir.path());
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(100), "{stdout}\n{stderr}");
+    let run = run_file(&dir.path().join("reports"), "unsolved", "reference");
+    assert_eq!(run.record.outcome, Outcome::Error);
+    assert_eq!(
+        run.record.error_kind,
+        Some(harness::record::ErrorKind::Setup)
+    );
+    assert!(
+        run.record.reason.contains(
+            "task `unsolved` has no reference solution for oracle/reference: add \
+             tasks/unsolved/solution (files laid over repo/) or tasks/unsolved/solution.sh"
+        ),
+        "{}",
+        run.record.reason
+    );
+    assert!(run.tool_calls.is_empty());
+}
