@@ -10,6 +10,11 @@ pub const SUCCESS: u8 = 0;
 pub const INTERNAL: u8 = 1;
 /// A usage or input error: unknown flag, invalid JSON, missing directory, unknown tool.
 pub const USAGE: u8 = 2;
+/// `harness validate --oracle`: some task has no reference solution, or its reference fails
+/// its checks, or its checks pass on the untouched fixture. The same value as [`INTERNAL`]:
+/// `validate` runs no model, so 1 means "the suite is not sound" there, as scripts expect of
+/// a checker.
+pub const ORACLE_FINDINGS: u8 = 1;
 /// A cassette had no recorded response for a request (replay mode).
 pub const CASSETTE_MISS: u8 = 3;
 /// At least one run did not pass (failed, errored, reached a limit, or diverged from its

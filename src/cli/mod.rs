@@ -18,6 +18,7 @@ pub mod dev;
 pub mod edits;
 pub mod exit;
 pub mod merge;
+pub mod oracle;
 pub mod outcome;
 pub mod preflight;
 pub mod printer;
@@ -49,7 +50,8 @@ pub enum Command {
     Tools(tool::ToolsArgs),
     /// Run the tasks of a suite against models or cassettes, score them, write reports.
     Run(Box<run_args::RunArgs>),
-    /// Check every task of a suite without running anything.
+    /// Check every task of a suite without running anything; with `--oracle`, run each task's
+    /// reference solution and its untouched fixture against its checks.
     Validate(run_args::ValidateArgs),
     /// Check cassettes for stale or broken files, or upgrade old ones.
     #[command(subcommand)]

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::providers::catalog::{Catalog, ModelSelector};
+use crate::providers::oracle;
 pub use crate::runner::problem::Problem;
 use crate::tools::edit;
 
@@ -78,6 +79,14 @@ pub fn check_flags(
             problems.push(Problem::new(
                 e.to_string(),
                 crate::runner::preflight::unknown_provider_hint(),
+            ));
+        }
+    }
+    for model in models.iter().filter(|m| oracle::is_oracle(&m.provider)) {
+        if let Err(e) = oracle::check_model(&model.model) {
+            problems.push(Problem::new(
+                e.to_string(),
+                "`harness validate --oracle TASKS` runs both oracle models on every task",
             ));
         }
     }

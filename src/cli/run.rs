@@ -27,6 +27,9 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
         printer.data(tasks::task_schema());
         return ExitCode::SUCCESS;
     }
+    if args.oracle {
+        return super::oracle::validate_with_oracle(args);
+    }
     match tasks::load_suite(&args.tasks) {
         Ok(suite) => {
             let n = suite.tasks.len();

@@ -136,8 +136,30 @@ pub struct ValidateArgs {
     pub tasks: PathBuf,
 
     /// Print the task format's JSON Schema instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "oracle")]
     pub schema: bool,
+
+    /// Also run every task with the oracle: its reference solution must pass its checks
+    /// (`oracle/reference`), and the untouched fixture must fail them (`oracle/none`). Lists
+    /// every task that does not hold, and exits 1 when there is one.
+    #[arg(long)]
+    pub oracle: bool,
+
+    /// With `--oracle`: runs at once (default: the number of cores).
+    #[arg(long, short = 'j', requires = "oracle")]
+    pub jobs: Option<usize>,
+
+    /// With `--oracle`: only tasks whose id matches this glob (repeatable).
+    #[arg(long = "task", value_name = "GLOB", requires = "oracle")]
+    pub task_globs: Vec<String>,
+
+    /// With `--oracle`: how the runs' commands are confined (as `harness run --sandbox`).
+    #[arg(long, value_enum, value_name = "TIER", requires = "oracle")]
+    pub sandbox: Option<crate::sandbox::Tier>,
+
+    /// With `--oracle`: no progress on stderr; the table still goes to stdout.
+    #[arg(long, short = 'q', requires = "oracle")]
+    pub quiet: bool,
 }
 
 /// The arguments given on the command line (their clap ids), as opposed to defaults.

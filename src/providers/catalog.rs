@@ -160,7 +160,24 @@ pub fn builtin_providers() -> Vec<ProviderEntry> {
             &[],
         )
         .local(),
+        oracle_entry(),
     ]
+}
+
+/// The oracle ([`super::oracle`]): runs in-process, so its wire format and base URL are never
+/// used (the runner builds the oracle instead of an HTTP provider); it needs no key and costs
+/// nothing.
+fn oracle_entry() -> ProviderEntry {
+    let mut entry = ProviderEntry::new(
+        super::oracle::PROVIDER,
+        ApiKind::OpenaiCompletions,
+        super::oracle::API,
+        &[],
+    );
+    for model in super::oracle::MODELS {
+        entry = entry.price(model, 0.0, 0.0, 0.0, 0.0);
+    }
+    entry
 }
 
 /// The providers in effect: the built-in ones with `harness.yaml` laid over them.
@@ -182,6 +199,14 @@ impl Catalog {
     pub fn with_config(config: &HarnessConfig) -> Result<Self, CatalogError> {
         let mut providers = builtin_providers();
         for (name, conf) in &config.providers {
+            if super::oracle::is_oracle(name) {
+                return Err(CatalogError::Config {
+                    message: format!(
+                        "provider `{name}` is the built-in oracle (it runs in-process); \
+                         it cannot be configured, so name yours otherwise"
+                    ),
+                });
+            }
             let index = match providers.iter().position(|p| &p.name == name) {
                 Some(i) => i,
                 None => {

@@ -19,6 +19,7 @@ pub mod limiter;
 pub mod live;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod oracle;
 pub mod retry;
 pub mod sse;
 pub mod stream;

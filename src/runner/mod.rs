@@ -11,6 +11,7 @@ pub mod journal;
 pub mod manifest;
 pub mod merge;
 pub mod options;
+pub mod oracle_check;
 pub mod partition;
 mod plan;
 pub mod preflight;

@@ -11,8 +11,9 @@ use crate::agent::{Agent, AgentRun, EventSink, StopCause};
 use crate::cassettes::divergence;
 use crate::cassettes::{CassetteHeader, CassettePlan};
 use crate::edits::CorpusRecorder;
+use crate::providers::oracle;
 use crate::providers::retry::{RetryStats, Retrying};
-use crate::providers::{self, OpenAiCompat, Provider, ProviderSettings};
+use crate::providers::{OpenAiCompat, Provider, ProviderSettings};
 use crate::record::{ErrorKind, RunFile, RunRecord};
 use crate::reports;
 use crate::sandbox::Scratch;
@@ -92,17 +93,24 @@ pub(super) async fn run_one(
         Ok(rules) => rules,
         Err(e) => return errored(run, ErrorKind::Setup, e),
     };
-    let session = match Session::open(
-        plan,
-        run,
-        options,
-        rules,
-        (workspace.path(), &scratch),
-        &spec.api_key,
-        &state.live,
-    ) {
-        Ok(session) => session,
-        Err((kind, reason)) => return errored(run, kind, reason),
+    let session = if oracle::is_oracle(&run.model.provider) {
+        match oracle::OracleProvider::for_model(spec.clone(), task.solution.as_ref()) {
+            Ok(oracle) => Session::InProcess(Arc::new(oracle)),
+            Err(e) => return errored(run, ErrorKind::Setup, oracle_error(&task, &e)),
+        }
+    } else {
+        match Session::open(
+            plan,
+            run,
+            options,
+            rules,
+            (workspace.path(), &scratch),
+            &spec.api_key,
+            &state.live,
+        ) {
+            Ok(session) => session,
+            Err((kind, reason)) => return errored(run, kind, reason),
+        }
     };
     let mut notes: Vec<String> = Vec::new();
     for message in session.notices(strategy.name(), options.sandbox.name()) {
@@ -323,7 +331,8 @@ fn provider_for(
         openai_compat: Some(OpenAiCompat::from_config(&spec, &entry.compat)),
         ..Default::default()
     };
-    let inner: Arc<dyn Provider> = providers::build_with(spec, session.transport(), settings);
+    let inner = session.provider(spec, settings);
+    let in_process = matches!(session, Session::InProcess(_));
     let retry = if session.replays_only() {
         options.retry.clone().without_waiting()
     } else {
@@ -332,10 +341,29 @@ fn provider_for(
     let retrying = Retrying::new(
         inner,
         retry,
-        Some(state.limiter(&entry.name, entry.max_in_flight)),
+        (!in_process).then(|| state.limiter(&entry.name, entry.max_in_flight)),
     );
     let stats = retrying.stats();
     (Arc::new(retrying), stats)
+}
+
+/// Why the oracle cannot run on `task`, with what to do about it.
+fn oracle_error(task: &Task, e: &oracle::OracleError) -> String {
+    match e {
+        oracle::OracleError::NoReference => format!(
+            "task `{}` has no reference solution for {}/{}: add {} (files laid over repo/) or {}",
+            task.id,
+            oracle::PROVIDER,
+            oracle::REFERENCE_MODEL,
+            task.dir
+                .join(crate::tasks::solution::SOLUTION_DIR)
+                .display(),
+            task.dir
+                .join(crate::tasks::solution::SOLUTION_SCRIPT)
+                .display()
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// Notes in the record and tells the reporter what the session wrote (or did not).

@@ -6,6 +6,9 @@
 //! stopped it, or every difference a `continue` replay drove through, classified in conversation
 //! terms); [`Session::finish`] writes what the mode writes (a cassette, a `.new` cassette for
 //! review) and says so. The runner calls these three and knows nothing else of the modes.
+//!
+//! An in-process model (the oracle, [`crate::providers::oracle`]) has a session of its own that
+//! neither reads nor writes a cassette: it needs none to run again the same way.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -22,6 +25,7 @@ use crate::cassettes::{
 };
 use crate::providers::live::LiveTransport;
 use crate::providers::transport::Transport;
+use crate::providers::{ModelSpec, Provider, ProviderSettings};
 use crate::record::{ErrorKind, Outcome, RunRecord};
 use crate::sandbox::Scratch;
 use crate::scoring::ReplayInputs;
@@ -40,6 +44,8 @@ pub(super) enum Session {
         preview: bool,
     },
     Rerecord(Rerecorder),
+    /// An in-process model: no transport, no cassette, whatever the mode.
+    InProcess(Arc<dyn Provider>),
 }
 
 /// What a replay found once the agent stopped.
@@ -178,19 +184,27 @@ impl Session {
         })
     }
 
-    /// The transport to build the provider on.
-    pub(super) fn transport(&self) -> Arc<dyn Transport> {
-        match self {
+    /// The provider of the run: the in-process model, or the wire format of `spec` (with
+    /// `settings`) over the session's transport.
+    pub(super) fn provider(
+        &self,
+        spec: ModelSpec,
+        settings: ProviderSettings,
+    ) -> Arc<dyn Provider> {
+        let transport: Arc<dyn Transport> = match self {
+            Session::InProcess(provider) => return provider.clone(),
             Session::Live(t) => t.clone(),
             Session::Record(r) => Arc::new(r.clone()),
             Session::Replay { player, .. } => Arc::new(player.clone()),
             Session::Rerecord(r) => Arc::new(r.clone()),
-        }
+        };
+        crate::providers::build_with(spec, transport, settings)
     }
 
-    /// Whether every answer comes from the cassette (retries then need no waiting).
+    /// Whether every answer comes without a network (retries then need no waiting, and no
+    /// share of the provider's in-flight limit).
     pub(super) fn replays_only(&self) -> bool {
-        matches!(self, Session::Replay { .. })
+        matches!(self, Session::Replay { .. } | Session::InProcess(_))
     }
 
     /// The player of a replay or of a re-recording's prefix.
@@ -198,7 +212,7 @@ impl Session {
         match self {
             Session::Replay { player, .. } => Some(player),
             Session::Rerecord(r) => Some(r.player()),
-            Session::Live(_) | Session::Record(_) => None,
+            Session::Live(_) | Session::Record(_) | Session::InProcess(_) => None,
         }
     }
 
@@ -230,7 +244,10 @@ impl Session {
         let (player, stops) = match self {
             Session::Replay { player, .. } => (player, player_policy_stops(player)),
             // A re-recording goes live at the divergence: the new conversation is the verdict.
-            Session::Rerecord(_) | Session::Live(_) | Session::Record(_) => {
+            Session::Rerecord(_)
+            | Session::Live(_)
+            | Session::Record(_)
+            | Session::InProcess(_) => {
                 return Findings::default();
             }
         };
@@ -305,6 +322,15 @@ impl Session {
         let complete = matches!(stop, StopCause::Completed | StopCause::Limit(_));
         match self {
             Session::Live(_) => None,
+            Session::InProcess(_) => {
+                use crate::cassettes::CassetteMode::{Record, Rerecord};
+                matches!(options.mode, Record | Rerecord).then(|| {
+                    Finished::Note(format!(
+                        "no cassette for {}: it runs in-process and needs none to run again",
+                        run.model
+                    ))
+                })
+            }
             Session::Replay { player, preview } => {
                 if !*preview {
                     return None;

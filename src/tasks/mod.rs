@@ -11,9 +11,12 @@
 //! A fixture whose symlinks point outside `repo/` (or are absolute, so a workspace copy would
 //! still point at the original) is refused.
 //!
-//! Depends on `agent` (for [`crate::agent::Limits`]), `tools` (for [`crate::tools::ToolSetSpec`])
-//! and `sandbox` (env names, symlink confinement) only; never on the workspace, scoring, reports
-//! or runner.
+//! A task may carry a reference solution beside `task.yaml` ([`solution`]: a `solution/` folder
+//! or a `solution.sh`), which the oracle applies; it is checked with the rest.
+//!
+//! Depends on `agent` (for [`crate::agent::Limits`]), `tools` (for [`crate::tools::ToolSetSpec`]),
+//! `sandbox` (env names, symlink confinement) and the oracle's reference type only; never on the
+//! workspace, scoring, reports or runner.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -28,6 +31,7 @@ use crate::agent::Limits;
 use crate::tools::ToolSetSpec;
 
 pub mod schema;
+pub mod solution;
 
 use schema::{SchemaError, Segment, Validator};
 
@@ -219,6 +223,8 @@ pub struct Task {
     pub normalize_defaults: bool,
     /// Declared variables for the agent's commands and the checks, sorted by name.
     pub env: Vec<(String, String)>,
+    /// The reference solution (`solution/` or `solution.sh` beside `task.yaml`), for the oracle.
+    pub solution: Option<crate::providers::oracle::Reference>,
 }
 
 impl Task {
@@ -242,6 +248,7 @@ impl Task {
             normalize: vec![],
             normalize_defaults: true,
             env: vec![],
+            solution: None,
         }
     }
 }
@@ -637,6 +644,7 @@ fn validate(
             ),
         ));
     }
+    let solution = solution::load(folder, &tools.names(), problems);
     let mut tags = defaults.tags.clone();
     for tag in raw.tags {
         if !tags.contains(&tag) {
@@ -664,6 +672,7 @@ fn validate(
             .or(defaults.normalize_defaults)
             .unwrap_or(true),
         env: raw.env.into_iter().collect(),
+        solution,
     })
 }
 

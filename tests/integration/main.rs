@@ -9,6 +9,7 @@ mod edits_cli;
 mod faults;
 mod golden;
 mod load;
+mod oracle;
 mod preflight;
 mod providers;
 mod providers_more;
