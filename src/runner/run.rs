@@ -31,10 +31,11 @@ use crate::events::{Reporter, RunnerEvent};
 pub(super) async fn run_one(
     index: usize,
     run: &PlannedRun,
-    options: &RunOptions,
-    state: &SuiteState,
+    shared: &Arc<RunOptions>,
+    suite: &Arc<SuiteState>,
     reporter: Arc<dyn Reporter>,
 ) -> RunRecord {
+    let (options, state) = (&**shared, &**suite);
     let started = Instant::now();
     let task = run.task.clone();
     let strategy = match edit::parse_strategy(&run.edit_strategy) {
@@ -60,7 +61,12 @@ pub(super) async fn run_one(
         Ok(spec) => spec,
         Err(e) => return errored(run, ErrorKind::Authentication, e.to_string()),
     };
-    let workspace = match Workspace::create(&task, options.keep_workspaces) {
+    // Copying the fixture is file work: on a blocking thread, never on the runtime's workers.
+    let created = {
+        let (task, keep) = (task.clone(), options.keep_workspaces);
+        blocking(move || Workspace::create(&task, keep)).await
+    };
+    let workspace = match created {
         Ok(ws) => ws,
         Err(e) => {
             return errored(
@@ -208,7 +214,9 @@ pub(super) async fn run_one(
     // The provider holds the transport; let it go before finishing a recording.
     drop(agent);
 
-    let diff = match workspace.diff(diff_deadline(started, &task.limits)) {
+    let deadline = diff_deadline(started, &task.limits);
+    let (workspace, diffed) = blocking_with(workspace, move |ws| ws.diff(deadline)).await;
+    let diff = match diffed {
         Ok(diff) => diff,
         Err(e) => crate::workspace::WorkspaceDiff {
             unified: format!("(the diff could not be computed: {e})\n"),
@@ -247,13 +255,6 @@ pub(super) async fn run_one(
     for note in notes {
         add_note(&mut record, note);
     }
-    let run_folder = options.report_dir.join(run.run_dir());
-    if let Err(e) = keep_edits(state, &edits, &agent_run.tool_calls, &run_folder) {
-        add_note(
-            &mut record,
-            format!("the run's edit calls were not added to edits.jsonl: {e}"),
-        );
-    }
     // Nothing the harness writes holds a key value: not the record (runs.csv, the summaries),
     // not the run folder (transcripts, trajectory, diff, run.json).
     record = redacted(&redactor, record);
@@ -268,23 +269,33 @@ pub(super) async fn run_one(
             Some(strategy.name().to_owned()),
         ),
     );
-    if let Err(e) = reports::write_run_artifacts(&options.report_dir, &file) {
-        add_note(
-            &mut record,
-            format!("the run's transcript could not be written: {e}"),
-        );
-    }
-    if !findings.differences.is_empty() {
-        let text = redactor
+    let divergence_md = (!findings.differences.is_empty()).then(|| {
+        redactor
             .redact(&divergence::markdown(&run.label(), &findings.differences))
-            .into_owned();
-        if let Err(e) = reports::write_run_file(&options.report_dir, &record, "divergence.md", text)
-        {
-            add_note(
-                &mut record,
-                format!("divergence.md could not be written: {e}"),
-            );
-        }
+            .into_owned()
+    });
+    // The run's files (its edit calls, run.json and the views of it, divergence.md) are
+    // written on a blocking thread.
+    let written = {
+        let (suite, report_dir) = (suite.clone(), options.report_dir.clone());
+        let (calls, shown) = (agent_run.tool_calls.clone(), record.clone());
+        let run_folder = report_dir.join(run.run_dir());
+        blocking(move || {
+            write_run_files(
+                &suite,
+                &edits,
+                &calls,
+                &run_folder,
+                &report_dir,
+                &file,
+                &shown,
+                divergence_md,
+            )
+        })
+        .await
+    };
+    for note in written {
+        add_note(&mut record, note);
     }
     let header = CassetteHeader {
         sandbox: Some(options.sandbox.name().to_owned()),
@@ -297,15 +308,90 @@ pub(super) async fn run_one(
             strategy.name(),
         )
     };
-    if let Some(finished) = session.finish(header, &mut record, &agent_run.stop, run, options) {
+    // Finishing a recording writes the cassette: on a blocking thread too.
+    let finishing = {
+        let (shared, planned, stop) = (shared.clone(), run.clone(), agent_run.stop.clone());
+        blocking_with(record, move |record| {
+            session.finish(header, record, &stop, &planned, &shared)
+        })
+        .await
+    };
+    record = finishing.0;
+    if let Some(finished) = finishing.1 {
         report_finished(finished, &mut record, &*reporter, index);
     }
+    // The run's sandbox ends before its folders go.
+    drop(ctx);
+    drop(jail);
     if options.keep_workspaces {
         let kept = workspace.into_kept_path();
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
+        drop(scratch);
+    } else {
+        // Removing the run's folders is file work as well.
+        blocking(move || {
+            drop(scratch);
+            drop(workspace);
+        })
+        .await;
     }
-    drop(scratch);
     redacted(&redactor, record)
+}
+
+/// Runs `work` on a blocking thread (file work never runs on the runtime's workers). A panic
+/// there is the run's panic, as it would have been on the run's own task.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(out) => out,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => panic!("a blocking job of the run was cancelled: {e}"),
+        },
+    }
+}
+
+/// Runs `work` on `value` on a blocking thread and gives `value` back with the result.
+async fn blocking_with<V: Send + 'static, T: Send + 'static>(
+    value: V,
+    work: impl FnOnce(&mut V) -> T + Send + 'static,
+) -> (V, T) {
+    blocking(move || {
+        let mut value = value;
+        let out = work(&mut value);
+        (value, out)
+    })
+    .await
+}
+
+/// Writes a finished run's files: its edit calls to the report's `edits.jsonl` and its own
+/// `edit-calls.jsonl`, `run.json` and the views of it, and `divergence.md` when there is one.
+/// Returns a note for each that could not be written.
+#[allow(clippy::too_many_arguments)]
+fn write_run_files(
+    state: &SuiteState,
+    edits: &CorpusRecorder,
+    calls: &[crate::agent::ToolCallRecord],
+    run_folder: &Path,
+    report_dir: &Path,
+    file: &RunFile,
+    record: &RunRecord,
+    divergence_md: Option<String>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Err(e) = keep_edits(state, edits, calls, run_folder) {
+        notes.push(format!(
+            "the run's edit calls were not added to edits.jsonl: {e}"
+        ));
+    }
+    if let Err(e) = reports::write_run_artifacts(report_dir, file) {
+        notes.push(format!("the run's transcript could not be written: {e}"));
+    }
+    if let Some(text) = divergence_md
+        && let Err(e) = reports::write_run_file(report_dir, record, "divergence.md", text)
+    {
+        notes.push(format!("divergence.md could not be written: {e}"));
+    }
+    notes
 }
 
 /// When the workspace diff must be done: the run's wall-time limit, but at least a second from
