@@ -180,13 +180,13 @@ pub enum Kind {
 
 /// One entry of a folder listed by [`list`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub struct BeneathEntry {
     pub name: std::ffi::OsString,
     pub kind: Kind,
 }
 
 /// The entries of the open folder `dir` (without `.` and `..`), in the order `readdir` gives.
-pub fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<Entry>> {
+pub fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<BeneathEntry>> {
     use rustix::fs::FileType;
     use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
@@ -206,7 +206,7 @@ pub fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<Entry>> {
             .map(|st| FileType::from_raw_mode(st.st_mode))
             .unwrap_or(FileType::Unknown);
         }
-        out.push(Entry {
+        out.push(BeneathEntry {
             name: OsStr::from_bytes(name).to_owned(),
             kind: match kind {
                 FileType::Directory => Kind::Dir,

@@ -233,7 +233,11 @@ impl RunSandbox {
     }
 
     /// Spawns `spec` in the sandbox with `tag`.
-    pub(crate) async fn spawn(&self, spec: CommandSpec<'_>, tag: &str) -> io::Result<Command> {
+    pub(crate) async fn spawn(
+        &self,
+        spec: CommandSpec<'_>,
+        tag: &str,
+    ) -> io::Result<SandboxedCommand> {
         let control = &self.control;
         let id = control.next_id.fetch_add(1, Ordering::Relaxed);
         let (spawned_tx, spawned_rx) = oneshot::channel();
@@ -266,7 +270,7 @@ impl RunSandbox {
             tag: tag.to_owned(),
         };
         control.send(&request, vec![spec.stdout, spec.stderr]);
-        let mut command = Command {
+        let mut command = SandboxedCommand {
             id,
             control: control.clone(),
             exited: Some(exited_rx),
@@ -339,14 +343,14 @@ impl Drop for RunSandbox {
 }
 
 /// A command running in a run's sandbox.
-pub(crate) struct Command {
+pub(crate) struct SandboxedCommand {
     id: u64,
     control: Arc<Control>,
     exited: Option<oneshot::Receiver<i32>>,
     status: Option<i32>,
 }
 
-impl Command {
+impl SandboxedCommand {
     /// Waits for the command's shell to end: its raw wait status. Cancel-safe.
     pub(crate) async fn wait(&mut self) -> io::Result<i32> {
         if let Some(status) = self.status {
@@ -397,7 +401,7 @@ impl Command {
     }
 }
 
-impl Drop for Command {
+impl Drop for SandboxedCommand {
     fn drop(&mut self) {
         self.control.pending().remove(&self.id);
     }

@@ -257,11 +257,11 @@ enum Inner {
         pgid: Option<i32>,
     },
     /// Spawned by the supervisor of the run's sandbox.
-    Supervised(super::isolated::Command),
+    Supervised(super::isolated::SandboxedCommand),
 }
 
 impl Spawned {
-    pub(crate) fn supervised(command: super::isolated::Command, tag: String) -> Spawned {
+    pub(crate) fn supervised(command: super::isolated::SandboxedCommand, tag: String) -> Spawned {
         Spawned {
             inner: Inner::Supervised(command),
             tag,

@@ -953,7 +953,7 @@ fn expected_fields(root: &Value, field: &str) -> Vec<String> {
 }
 
 fn schema_message(err: &SchemaError<'_>, root: &Value, field: &str) -> String {
-    use schema::ErrorKind as K;
+    use schema::SchemaErrorKind as K;
     match &err.kind {
         K::AdditionalProperties { unexpected } => {
             let expected = expected_fields(root, field);

@@ -48,7 +48,7 @@ pub enum Segment {
 
 /// What is wrong with a value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ErrorKind {
+pub enum SchemaErrorKind {
     /// Properties that neither `properties` nor a schema in `additionalProperties` allows, in the
     /// order they appear in the object.
     AdditionalProperties {
@@ -89,7 +89,7 @@ pub struct SchemaError<'a> {
     pub path: Vec<Segment>,
     /// The value at fault (for a property name, the name as a string).
     pub instance: std::borrow::Cow<'a, Value>,
-    pub kind: ErrorKind,
+    pub kind: SchemaErrorKind,
 }
 
 impl fmt::Display for SchemaError<'_> {
@@ -97,7 +97,7 @@ impl fmt::Display for SchemaError<'_> {
         let instance = &self.instance;
         let plural = |n: u64| if n == 1 { "" } else { "s" };
         match &self.kind {
-            ErrorKind::AdditionalProperties { unexpected } => {
+            SchemaErrorKind::AdditionalProperties { unexpected } => {
                 let names: Vec<String> = unexpected.iter().map(|u| format!("'{u}'")).collect();
                 let verb = if unexpected.len() == 1 { "was" } else { "were" };
                 write!(
@@ -106,9 +106,13 @@ impl fmt::Display for SchemaError<'_> {
                     names.join(", ")
                 )
             }
-            ErrorKind::Required { property } => write!(f, "\"{property}\" is a required property"),
-            ErrorKind::Type { expected } => write!(f, "{instance} is not of type \"{expected}\""),
-            ErrorKind::Enum { options } => {
+            SchemaErrorKind::Required { property } => {
+                write!(f, "\"{property}\" is a required property")
+            }
+            SchemaErrorKind::Type { expected } => {
+                write!(f, "{instance} is not of type \"{expected}\"")
+            }
+            SchemaErrorKind::Enum { options } => {
                 write!(f, "{instance} is not one of ")?;
                 let options = options.as_array().map(Vec::as_slice).unwrap_or_default();
                 if options.len() <= 3 {
@@ -130,28 +134,30 @@ impl fmt::Display for SchemaError<'_> {
                     )
                 }
             }
-            ErrorKind::OneOfNotValid => write!(
+            SchemaErrorKind::OneOfNotValid => write!(
                 f,
                 "{instance} is not valid under any of the schemas listed in the 'oneOf' keyword"
             ),
-            ErrorKind::OneOfMultipleValid => write!(
+            SchemaErrorKind::OneOfMultipleValid => write!(
                 f,
                 "{instance} is valid under more than one of the schemas listed in the 'oneOf' keyword"
             ),
-            ErrorKind::MinItems { limit } => {
+            SchemaErrorKind::MinItems { limit } => {
                 write!(f, "{instance} has less than {limit} item{}", plural(*limit))
             }
-            ErrorKind::UniqueItems => write!(f, "{instance} has non-unique elements"),
-            ErrorKind::MinLength { limit } => write!(
+            SchemaErrorKind::UniqueItems => write!(f, "{instance} has non-unique elements"),
+            SchemaErrorKind::MinLength { limit } => write!(
                 f,
                 "{instance} is shorter than {limit} character{}",
                 plural(*limit)
             ),
-            ErrorKind::Pattern { pattern } => write!(f, "{instance} does not match \"{pattern}\""),
-            ErrorKind::Minimum { limit } => {
+            SchemaErrorKind::Pattern { pattern } => {
+                write!(f, "{instance} does not match \"{pattern}\"")
+            }
+            SchemaErrorKind::Minimum { limit } => {
                 write!(f, "{instance} is less than the minimum of {limit}")
             }
-            ErrorKind::FalseSchema => write!(f, "False schema does not allow {instance}"),
+            SchemaErrorKind::FalseSchema => write!(f, "False schema does not allow {instance}"),
         }
     }
 }
@@ -207,48 +213,50 @@ impl Validator {
     ) {
         let schema = match schema {
             Value::Object(schema) => schema,
-            Value::Bool(false) => return out.push(error(path, value, ErrorKind::FalseSchema)),
+            Value::Bool(false) => {
+                return out.push(error(path, value, SchemaErrorKind::FalseSchema));
+            }
             _ => return,
         };
         let mut push = |kind| out.push(error(path, value, kind));
         if let Some(Value::String(expected)) = schema.get("type") {
             if !has_type(value, expected) {
                 let expected = expected.clone();
-                push(ErrorKind::Type { expected });
+                push(SchemaErrorKind::Type { expected });
             }
         }
         if let Some(options @ Value::Array(list)) = schema.get("enum") {
             if !list.iter().any(|o| json_equal(o, value)) {
                 let options = options.clone();
-                push(ErrorKind::Enum { options });
+                push(SchemaErrorKind::Enum { options });
             }
         }
         if let Some(Value::Array(branches)) = schema.get("oneOf") {
             match branches.iter().filter(|b| self.valid(b, value)).count() {
-                0 => push(ErrorKind::OneOfNotValid),
+                0 => push(SchemaErrorKind::OneOfNotValid),
                 1 => {}
-                _ => push(ErrorKind::OneOfMultipleValid),
+                _ => push(SchemaErrorKind::OneOfMultipleValid),
             }
         }
         match value {
             Value::Array(items) => {
                 let min = schema.get("minItems").and_then(Value::as_u64);
                 if let Some(limit) = min.filter(|limit| (items.len() as u64) < *limit) {
-                    push(ErrorKind::MinItems { limit });
+                    push(SchemaErrorKind::MinItems { limit });
                 }
                 if schema.get("uniqueItems") == Some(&Value::Bool(true)) && !unique(items) {
-                    push(ErrorKind::UniqueItems);
+                    push(SchemaErrorKind::UniqueItems);
                 }
             }
             Value::String(text) => {
                 let min = schema.get("minLength").and_then(Value::as_u64);
                 if let Some(limit) = min.filter(|limit| (text.chars().count() as u64) < *limit) {
-                    push(ErrorKind::MinLength { limit });
+                    push(SchemaErrorKind::MinLength { limit });
                 }
                 if let Some(Value::String(pattern)) = schema.get("pattern") {
                     if !self.regexes[pattern].is_match(text) {
                         let pattern = pattern.clone();
-                        push(ErrorKind::Pattern { pattern });
+                        push(SchemaErrorKind::Pattern { pattern });
                     }
                 }
             }
@@ -256,7 +264,7 @@ impl Validator {
                 if let Some(Value::Number(limit)) = schema.get("minimum") {
                     if less_than(n, limit) {
                         let limit = Value::Number(limit.clone());
-                        push(ErrorKind::Minimum { limit });
+                        push(SchemaErrorKind::Minimum { limit });
                     }
                 }
             }
@@ -292,7 +300,7 @@ impl Validator {
             for name in required.iter().filter_map(Value::as_str) {
                 if !object.contains_key(name) {
                     let property = name.to_owned();
-                    out.push(error(path, value, ErrorKind::Required { property }));
+                    out.push(error(path, value, SchemaErrorKind::Required { property }));
                 }
             }
         }
@@ -331,7 +339,7 @@ impl Validator {
             out.push(error(
                 path,
                 value,
-                ErrorKind::AdditionalProperties { unexpected },
+                SchemaErrorKind::AdditionalProperties { unexpected },
             ));
         }
     }
@@ -343,7 +351,7 @@ impl Validator {
     }
 }
 
-fn error<'a>(path: &[Segment], value: &'a Value, kind: ErrorKind) -> SchemaError<'a> {
+fn error<'a>(path: &[Segment], value: &'a Value, kind: SchemaErrorKind) -> SchemaError<'a> {
     SchemaError {
         path: path.to_vec(),
         instance: std::borrow::Cow::Borrowed(value),

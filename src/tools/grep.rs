@@ -132,7 +132,7 @@ impl Sink for Collect<'_> {
 /// Where a file to search is opened from.
 enum Source {
     /// Found by the walk: opened from its folder's descriptor.
-    Walked(super::walk::Entry),
+    Walked(super::walk::WalkEntry),
     /// Given explicitly: opened through the jail.
     Jail,
 }

@@ -7,7 +7,7 @@
 //!
 //! The search folder is opened through the run's jail (beneath the workspace in one step when
 //! confined); every folder below is opened from its parent's descriptor by name, never following
-//! a symlink; every file is opened the same way ([`Entry::open`]). Ignore files are read through
+//! a symlink; every file is opened the same way ([`WalkEntry::open`]). Ignore files are read through
 //! the jail: under a confining tier, those above the workspace (outside it) are not read.
 //!
 //! The matching is `ignore`'s own ([`ignore::gitignore::Gitignore`], [`ignore::overrides`]), in
@@ -42,7 +42,7 @@ pub struct WalkOptions {
 }
 
 /// One entry below the search folder.
-pub struct Entry {
+pub struct WalkEntry {
     /// The search folder's path as given, joined with the names down to this entry.
     pub path: PathBuf,
     pub kind: Kind,
@@ -50,7 +50,7 @@ pub struct Entry {
     name: OsString,
 }
 
-impl Entry {
+impl WalkEntry {
     /// Opens the entry for reading from its folder's descriptor, never following a symlink.
     pub fn open(&self) -> std::io::Result<std::fs::File> {
         Ok(beneath::open_entry(self.parent.as_fd(), &self.name, How::Read)?.into())
@@ -64,7 +64,7 @@ impl Entry {
 /// What a walk found: the entries below the search folder (not the folder itself), and the
 /// errors the walker would yield.
 pub struct Walked {
-    pub entries: Vec<Entry>,
+    pub entries: Vec<WalkEntry>,
     pub errors: Vec<Error>,
 }
 
@@ -117,7 +117,7 @@ fn descend(
     rules: &Rules<'_>,
     levels: &mut Vec<Level>,
     (path, dir, depth): (&Path, Arc<OwnedFd>, usize),
-    entries: &mut Vec<Entry>,
+    entries: &mut Vec<WalkEntry>,
     errors: &mut Vec<Error>,
 ) {
     let listed = match beneath::list(dir.as_fd()) {
@@ -135,7 +135,7 @@ fn descend(
         if rules.matched(levels, &child, is_dir).is_ignore() {
             continue;
         }
-        let entry = Entry {
+        let entry = WalkEntry {
             path: child,
             kind: item.kind,
             parent: dir.clone(),
