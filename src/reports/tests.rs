@@ -254,7 +254,8 @@ fn write_report_writes_every_file() {
             .unwrap()
             .lines()
             .count(),
-        4
+        // The header, three arms, then the three arms under each of the two tags.
+        1 + 3 + 3 * 2
     );
     assert!(
         std::fs::read_to_string(&paths.summary_md)

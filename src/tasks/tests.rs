@@ -278,7 +278,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         .collect();
     let expected = [
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
-        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
+        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, prompts, attempts, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
         "dup-2/task.yaml: id: duplicate id 'same': dup-1/task.yaml has it already; give this task an id of its own",
         "empty/task.yaml: missing task.yaml",
@@ -298,7 +298,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         )
     };
     has("missing/task.yaml: missing field 'id'");
-    has("missing/task.yaml: missing field 'prompt'");
+    has("missing/task.yaml: prompt: missing: give `prompt`, or `prompts`");
     has("missing/task.yaml: checks: at least one check is required");
     has("no-repo: missing repo/ folder");
     has("semantic/task.yaml: id: \"Semantic\" is not a valid id");

@@ -226,7 +226,8 @@ async fn a_task_failing_attempt_1_passes_attempt_2_recorded_and_replayed_in_ever
     let mut runs = 0;
     for entry in std::fs::read_dir(folder.join("runs")).unwrap() {
         let run = entry.unwrap().path();
-        let record: serde_json::Value = serde_json::from_str(&read(&run.join("run.json"))).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&read(&run.join("run.json"))).unwrap();
+        let record = &file["record"];
         assert_eq!(record["outcome"], "passed");
         assert_eq!(record["task_attempts"], 2);
         assert_eq!(
