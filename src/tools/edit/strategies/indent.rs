@@ -1,7 +1,9 @@
 //! `indent`: whole lines equal once leading whitespace is set aside (and trailing whitespace
 //! ignored), provided the indentation differs consistently: the same shift in columns on every
-//! line, or tabs where the model wrote spaces (or the reverse). `newText` is re-indented the same
-//! way (see `indentation`), so a block the model sent at the wrong depth lands at the file's.
+//! line, tabs where the model wrote spaces (or the reverse), or nesting by another unit (2 columns
+//! a level where the file has 4: one linear map of columns fits every line). `newText` is
+//! re-indented the same way (see `indentation`), so a block the model sent at the wrong depth
+//! lands at the file's.
 //!
 //! This is aider's `replace_part_with_missing_leading_whitespace` (a uniform prefix missing or
 //! added) generalised to shifts in columns and tab/space swaps, and the re-indentation Roo Code
@@ -40,7 +42,7 @@ pub(super) fn locate_indent(hay: &Haystack<'_>, edit: &Replacement, tier: &str) 
             .all(|(j, m)| same_text(hay.line(i + j), m))
     }) {
         let file: Vec<&str> = (i..i + n).map(|k| hay.line(k)).collect();
-        let Some(reindent) = Reindent::between(&old.lines, &file) else {
+        let Some(reindent) = Reindent::scaled(&old.lines, &file) else {
             continue;
         };
         let (start, end) = hay.span(i, n, old.trailing_newline);
