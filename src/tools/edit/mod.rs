@@ -26,8 +26,9 @@ pub use normalize::{
     restore_line_endings, strip_bom,
 };
 pub use strategies::{
-    Applied, EditStrategy, ExactStrategy, Ladder, Miss, PiStrategy, Replacement, STRATEGIES,
-    StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name, strategy_names,
+    Applied, EditStrategy, ExactStrategy, Ladder, Miss, NearCopy, PiStrategy, Replacement,
+    STRATEGIES, StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name,
+    strategy_names,
 };
 
 use super::definitions::pi_tool;
@@ -285,13 +286,9 @@ fn edit_file(
     }
     let text = PreparedText::new(&raw);
 
-    let applied = strategy.apply(&text.content, edits).map_err(|miss| {
-        reporter.fail(
-            failure_message(&miss.failure, edits.len(), path),
-            miss.tiers,
-            miss.failure,
-        )
-    })?;
+    let applied = strategy
+        .apply(&text.content, edits)
+        .map_err(|miss| reporter.fail(miss.message(edits.len(), path), miss.tiers, miss.failure))?;
 
     if cancel.is_cancelled() {
         return Err(reporter.aborted());

@@ -1,10 +1,17 @@
 //! `anchors` (`anchors:T`): the first and last lines of `oldText` are anchors, found trimmed; the
 //! window between them may be up to two lines longer than `oldText` (lines the model dropped),
+//! or shorter by as many blank lines as `oldText`'s middle has (blank lines the model added),
 //! and its middle must hold `oldText`'s middle: each non-blank middle line of `oldText` is
-//! aligned, in order, with a window line and credited with their similarity; the score is the
-//! share of `oldText`'s middle lines so found (each line counts the same) and must reach the
-//! threshold `T` (0.8 unless given; never 0). A second window whose score comes within [`RUNNER_UP_MARGIN`] of the best
-//! makes the match ambiguous.
+//! aligned, in order, with a non-blank window line that is the same or a typo of it (see
+//! `near_copy`: a character or two wrong inside a word). The score is the share of `oldText`'s
+//! middle lines so found, each credited with its similarity (each line counts the same), and
+//! must reach the threshold `T` (0.8 unless given; never 0). A second matching window whose
+//! score comes within [`RUNNER_UP_MARGIN`] of the best makes the match ambiguous.
+//!
+//! A window whose anchors match but where a middle line differs by more than a typo (a whole
+//! identifier, keyword, number or literal replaced, a line added or out of order) is a
+//! near-copy: the model is describing code that is not in the file. It is refused with the line
+//! that differs, when it scores at the threshold or only that one line differs.
 //!
 //! This is the block-anchor idea of Cline and opencode with the hazards removed: Cline accepts
 //! any window of the same length whose anchors match, whatever lies between; opencode accepts a
@@ -14,9 +21,9 @@
 
 use super::elision::is_marker;
 use super::indentation::Reindent;
-use super::levenshtein::similarity;
 use super::lines::{Haystack, TextLines};
-use super::{Found, Locate, Locator, Replacement};
+use super::near_copy::{Alignment, Difference, align};
+use super::{Found, Locate, Locator, NearCopy, Replacement};
 
 /// The default threshold.
 pub(crate) const DEFAULT_THRESHOLD: f64 = 0.8;
@@ -35,34 +42,6 @@ impl Anchors {
     }
 }
 
-/// The share of `model`'s non-blank lines found in order in `file`, each credited with its
-/// similarity to the file line it is aligned with. Every line counts the same, so one long
-/// matching line cannot outweigh short lines that are not there.
-fn middle_score(model: &[&str], file: &[&str]) -> f64 {
-    let model: Vec<&str> = model
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let file: Vec<&str> = file
-        .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .collect();
-    if model.is_empty() {
-        return if file.is_empty() { 1.0 } else { 0.0 };
-    }
-    // best[a][b]: credit of model[..a] aligned within file[..b].
-    let mut best = vec![vec![0.0f64; file.len() + 1]; model.len() + 1];
-    for a in 1..=model.len() {
-        for b in 1..=file.len() {
-            let pair = best[a - 1][b - 1] + similarity(model[a - 1], file[b - 1]);
-            best[a][b] = pair.max(best[a - 1][b]).max(best[a][b - 1]);
-        }
-    }
-    best[model.len()][file.len()] / model.len() as f64
-}
-
 impl Locator for Anchors {
     fn locate(&self, hay: &Haystack<'_>, edit: &Replacement) -> Locate {
         let old = TextLines::new(&edit.old_text);
@@ -77,30 +56,48 @@ impl Locator for Anchors {
         if first.is_empty() || last.is_empty() || old.lines.iter().any(|l| is_marker(l)) {
             return Locate::NotFound;
         }
-        // (first line, window length, score) of every window whose anchors match.
-        let mut scored: Vec<(usize, usize, f64)> = Vec::new();
+        // Blank middle lines of oldText may be missing from the file.
+        let blank_middle = old.lines[1..n - 1]
+            .iter()
+            .filter(|l| l.trim().is_empty())
+            .count();
+        let shortest = (n - blank_middle).max(2);
+        // (first line, window length, alignment) of every window whose anchors match.
+        let mut scored: Vec<(usize, usize, Alignment)> = Vec::new();
         for i in 0..hay.len() {
             if hay.line(i).trim() != first {
                 continue;
             }
-            for m in n..=n + MAX_DROPPED {
+            for m in shortest..=n + MAX_DROPPED {
                 if i + m > hay.len() || hay.line(i + m - 1).trim() != last {
                     continue;
                 }
                 let window: Vec<&str> = (i + 1..i + m - 1).map(|k| hay.line(k)).collect();
-                let score = middle_score(&old.lines[1..n - 1], &window);
-                scored.push((i, m, score));
+                let alignment = align(&old.lines[1..n - 1], &window, hay.words());
+                scored.push((i, m, alignment));
             }
         }
-        let Some(&(i, m, best)) = scored.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else {
-            return Locate::NotFound;
+        let best_of = |matching: bool| {
+            scored
+                .iter()
+                .filter(|c| c.2.difference.is_none() == matching)
+                .max_by(|a, b| a.2.score.total_cmp(&b.2.score))
         };
-        if best < self.threshold {
-            return Locate::NotFound;
-        }
+        let Some(&(i, m, ref alignment)) = best_of(true).filter(|c| c.2.score >= self.threshold)
+        else {
+            return match best_of(false) {
+                Some((i, m, a)) if a.score >= self.threshold || a.differing == 1 => {
+                    a.difference.map_or(Locate::NotFound, |d| {
+                        Locate::NearCopy(near_copy(hay, &old.lines, (*i, *m), 1, d))
+                    })
+                }
+                _ => Locate::NotFound,
+            };
+        };
+        let best = alignment.score;
         let close = scored
             .iter()
-            .filter(|c| c.2 >= best - RUNNER_UP_MARGIN)
+            .filter(|c| c.2.difference.is_none() && c.2.score >= best - RUNNER_UP_MARGIN)
             .count();
         if close > 1 {
             return Locate::Ambiguous(close);
@@ -111,5 +108,26 @@ impl Locator for Anchors {
             Reindent::between(&anchors_model, &anchors_file).and_then(|r| r.apply(&edit.new_text));
         let (start, end) = hay.span(i, m, old.trailing_newline);
         Locate::Found(Found::fuzzy("anchors", start, end, new_text).with_score(best))
+    }
+}
+
+/// The near-copy at window `first..first + len` of the file for `oldText` lines `old`, whose
+/// lines from `skip` on (on both sides) were aligned with the `difference`.
+pub(super) fn near_copy(
+    hay: &Haystack<'_>,
+    old: &[&str],
+    (first, len): (usize, usize),
+    skip: usize,
+    difference: Difference,
+) -> NearCopy {
+    let file_line = difference.file.map(|f| {
+        let k = first + skip + f;
+        (k + 1, hay.line(k).to_owned())
+    });
+    NearCopy {
+        first_line: first + 1,
+        last_line: first + len,
+        file_line,
+        model_line: old[skip + difference.model].to_owned(),
     }
 }

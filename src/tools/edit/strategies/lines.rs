@@ -13,6 +13,7 @@ pub(crate) struct Haystack<'a> {
     starts: Vec<usize>,
     pi_normalized: OnceCell<String>,
     collapsed: OnceCell<super::whitespace::Collapsed>,
+    words: OnceCell<super::near_copy::FileWords<'a>>,
 }
 
 impl<'a> Haystack<'a> {
@@ -25,6 +26,7 @@ impl<'a> Haystack<'a> {
             starts,
             pi_normalized: OnceCell::new(),
             collapsed: OnceCell::new(),
+            words: OnceCell::new(),
         }
     }
 
@@ -78,6 +80,12 @@ impl<'a> Haystack<'a> {
         self.pi_normalized.get_or_init(|| {
             super::super::normalize::normalize_for_fuzzy_match(self.text).into_owned()
         })
+    }
+
+    /// The words of the text (to tell a typo from another name).
+    pub fn words(&self) -> &super::near_copy::FileWords<'a> {
+        self.words
+            .get_or_init(|| super::near_copy::FileWords::new(self.text))
     }
 
     /// The text with whitespace runs collapsed (for the `whitespace` tier).
