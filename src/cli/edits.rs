@@ -24,7 +24,7 @@ pub enum EditsCommand {
     /// Derive realistic model mistakes, with right answers, from a corpus or a folder of sources.
     Perturb(PerturbArgs),
     /// Re-apply every call of a corpus under each strategy and compare them.
-    Compare(CompareArgs),
+    Compare(EditsCompareArgs),
     /// Build the edit corpus of a suite by replaying its cassettes (no network, no keys): the
     /// same `edits.jsonl` every `harness run` writes in its report folder.
     Extract(ExtractArgs),
@@ -68,7 +68,7 @@ pub struct PerturbArgs {
 
 /// Arguments of `harness edits compare`.
 #[derive(Debug, Args)]
-pub struct CompareArgs {
+pub struct EditsCompareArgs {
     /// The edit corpus: a folder with edits.jsonl, or the file.
     pub corpus: PathBuf,
     /// A strategy to compare (repeat it); see `harness edits strategies`.
@@ -250,7 +250,7 @@ fn perturb(args: &PerturbArgs) -> ExitCode {
     }
 }
 
-fn compare_command(args: &CompareArgs) -> ExitCode {
+fn compare_command(args: &EditsCompareArgs) -> ExitCode {
     let strategies = match parse_strategies(&args.strategies) {
         Ok(s) => s,
         Err(code) => return code,

@@ -98,7 +98,7 @@ impl Tool for EditTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let strategy = Arc::clone(&ctx.edit_strategy);
-        let reporter = Reporter {
+        let reporter = EditReporter {
             strategy: Arc::from(strategy.name()),
         };
         // validateEditInput runs before the queue.
@@ -167,11 +167,11 @@ impl Tool for EditTool {
 
 /// Builds the [`EditReport`] of a call.
 #[derive(Clone)]
-struct Reporter {
+struct EditReporter {
     strategy: Arc<str>,
 }
 
-impl Reporter {
+impl EditReporter {
     fn report(&self, tiers: Vec<LocatedEdit>, failure: Option<EditFailure>) -> EditReport {
         EditReport::new(&self.strategy, tiers, failure)
     }
@@ -264,7 +264,7 @@ fn edit_file(
     edits: &[Replacement],
     strategy: &dyn EditStrategy,
     cancel: &tokio_util::sync::CancellationToken,
-    reporter: &Reporter,
+    reporter: &EditReporter,
     capture: Option<&EditCapture>,
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);

@@ -1,6 +1,8 @@
 //! `anchors` (`anchors:T`): the first and last lines of `oldText` are anchors, found trimmed; the
-//! window between them may be up to two lines longer than `oldText` (lines the model dropped),
-//! or shorter by as many blank lines as `oldText`'s middle has (blank lines the model added),
+//! window between them may be up to two lines longer than `oldText` (lines the model dropped,
+//! provided `oldText` does not have them elsewhere: a `}`, a `#` or a line moved to another
+//! place was not dropped), or shorter by as many blank lines as `oldText`'s middle has (blank
+//! lines the model added),
 //! and its middle must hold `oldText`'s middle: each non-blank middle line of `oldText` is
 //! aligned, in order, with a non-blank window line that is the same or a typo of it (see
 //! `near_copy`: a character or two wrong inside a word). The score is the share of `oldText`'s
@@ -16,13 +18,15 @@
 //! This is the block-anchor idea of Cline and opencode with the hazards removed: Cline accepts
 //! any window of the same length whose anchors match, whatever lies between; opencode accepts a
 //! single candidate at similarity 0 and lets the last anchor be any later line of the file, so a
-//! decoy or a far-away block gets replaced. `newText` is re-indented when the anchors agree on a
-//! consistent shift. An `oldText` with elision markers is left to the `elision` tier.
+//! decoy or a far-away block gets replaced. `newText` is re-indented by the map of indentation
+//! that the anchors and the aligned middle lines agree on (a shift, tabs for spaces, another
+//! nesting unit); a window on which no one map fits is not a match. An `oldText` with elision
+//! markers is left to the `elision` tier.
 
 use super::elision::is_marker;
 use super::indentation::Reindent;
 use super::lines::{Haystack, TextLines};
-use super::near_copy::{Alignment, Difference, align};
+use super::near_copy::{Alignment, LineDifference, align};
 use super::{Found, Locate, Locator, NearCopy, Replacement};
 
 /// The default threshold.
@@ -62,6 +66,7 @@ impl Locator for Anchors {
             .filter(|l| l.trim().is_empty())
             .count();
         let shortest = (n - blank_middle).max(2);
+        let quoted: Vec<&str> = old.lines.iter().map(|l| l.trim()).collect();
         // (first line, window length, alignment) of every window whose anchors match.
         let mut scored: Vec<(usize, usize, Alignment)> = Vec::new();
         for i in 0..hay.len() {
@@ -73,7 +78,27 @@ impl Locator for Anchors {
                     continue;
                 }
                 let window: Vec<&str> = (i + 1..i + m - 1).map(|k| hay.line(k)).collect();
-                let alignment = align(&old.lines[1..n - 1], &window, hay.words());
+                let mut alignment = align(&old.lines[1..n - 1], &window, hay.words());
+                // A window line left out that oldText has elsewhere (a `}`, a `#`, a line it
+                // moved) was not dropped: the model put it in another place. The window holds
+                // oldText only if a line of oldText is out of place, and that line differs.
+                let moved = (0..window.len()).any(|k| {
+                    let line = window[k].trim();
+                    !line.is_empty()
+                        && !alignment.pairs.iter().any(|p| p.1 == k)
+                        && quoted.contains(&line)
+                });
+                if moved && alignment.difference.is_none() {
+                    let out_of_place = (0..n - 2).find(|&a| {
+                        !old.lines[1 + a].trim().is_empty()
+                            && !alignment.pairs.iter().any(|p| p.0 == a)
+                    });
+                    let Some(model) = out_of_place else {
+                        continue;
+                    };
+                    alignment.difference = Some(LineDifference { model, file: None });
+                    alignment.differing += 1;
+                }
                 scored.push((i, m, alignment));
             }
         }
@@ -102,10 +127,18 @@ impl Locator for Anchors {
         if close > 1 {
             return Locate::Ambiguous(close);
         }
-        let anchors_model = [old.lines[0], old.lines[n - 1]];
-        let anchors_file = [hay.line(i), hay.line(i + m - 1)];
-        let new_text =
-            Reindent::between(&anchors_model, &anchors_file).and_then(|r| r.apply(&edit.new_text));
+        // newText is re-indented the way the anchors and the middle lines agree on; when no one
+        // map fits them all, it could only go in at a wrong indentation.
+        let mut model_lines = vec![old.lines[0], old.lines[n - 1]];
+        let mut file_lines = vec![hay.line(i), hay.line(i + m - 1)];
+        for &(a, b) in &alignment.pairs {
+            model_lines.push(old.lines[1 + a]);
+            file_lines.push(hay.line(i + 1 + b));
+        }
+        let Some(reindent) = Reindent::between(&model_lines, &file_lines) else {
+            return Locate::NotFound;
+        };
+        let new_text = reindent.apply(&edit.new_text);
         let (start, end) = hay.span(i, m, old.trailing_newline);
         Locate::Found(Found::fuzzy("anchors", start, end, new_text).with_score(best))
     }
@@ -118,7 +151,7 @@ pub(super) fn near_copy(
     old: &[&str],
     (first, len): (usize, usize),
     skip: usize,
-    difference: Difference,
+    difference: LineDifference,
 ) -> NearCopy {
     let file_line = difference.file.map(|f| {
         let k = first + skip + f;

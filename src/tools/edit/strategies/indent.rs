@@ -42,7 +42,7 @@ pub(super) fn locate_indent(hay: &Haystack<'_>, edit: &Replacement, tier: &str) 
             .all(|(j, m)| same_text(hay.line(i + j), m))
     }) {
         let file: Vec<&str> = (i..i + n).map(|k| hay.line(k)).collect();
-        let Some(reindent) = Reindent::scaled(&old.lines, &file) else {
+        let Some(reindent) = Reindent::between(&old.lines, &file) else {
             continue;
         };
         let (start, end) = hay.span(i, n, old.trailing_newline);

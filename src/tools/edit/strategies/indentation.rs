@@ -2,8 +2,8 @@
 //! line, its width in columns, and the mapping from the indentation the model used to the file's.
 //!
 //! A mapping is accepted only when it is consistent: every non-blank line pair differs by the
-//! same number of columns (for some tab width among 4, 8 and 2), or, for [`Reindent::scaled`],
-//! the model nests by another unit than the file (2 columns a level where the file has 4, say):
+//! same number of columns (for some tab width among 4, 8 and 2), or else the model nests by
+//! another unit than the file (2 columns a level where the file has 4, say):
 //! one linear, increasing map from the model's columns to the file's fits every pair. `newText`
 //! is then re-indented line by line: an indentation string the model used on a matched line
 //! becomes the file's string for it; any other is shifted (or scaled) the same way and written
@@ -47,18 +47,9 @@ pub(crate) struct Reindent {
 
 impl Reindent {
     /// The mapping from the indentation of `model` lines to that of `file` lines (pairwise), or
-    /// `None` if no single shift explains every non-blank pair.
+    /// `None` if no single shift explains every non-blank pair, nor (when the model nests by
+    /// another unit than the file) one linear map of columns.
     pub fn between(model: &[&str], file: &[&str]) -> Option<Reindent> {
-        Self::fit(model, file, false)
-    }
-
-    /// [`Reindent::between`], or else a linear map of columns when the model nests by another
-    /// unit than the file (two or more levels, every pair on the map).
-    pub fn scaled(model: &[&str], file: &[&str]) -> Option<Reindent> {
-        Self::fit(model, file, true)
-    }
-
-    fn fit(model: &[&str], file: &[&str], scale: bool) -> Option<Reindent> {
         let pairs: Vec<(&str, &str)> = model
             .iter()
             .zip(file)
@@ -98,10 +89,9 @@ impl Reindent {
             .find_map(|&tab| consistent(tab).map(|d| (tab, d, None)));
         let (tab, delta, scale) = match shifted {
             Some(found) => found,
-            None if scale => TAB_WIDTHS
+            None => TAB_WIDTHS
                 .iter()
                 .find_map(|&tab| linear(tab).map(|s| (tab, 0, Some(s))))?,
-            None => return None,
         };
         let mut map: Vec<(String, String)> = Vec::new();
         for (m, f) in &pairs {
@@ -202,18 +192,18 @@ mod tests {
     fn a_block_nested_by_another_unit_is_scaled_to_the_files() {
         let model = ["if x:", "  if y:", "    a()"];
         let file = ["    if x:", "        if y:", "            a()"];
-        assert!(Reindent::between(&model, &file).is_none());
-        let r = Reindent::scaled(&model, &file).unwrap();
+        let r = Reindent::between(&model, &file).unwrap();
         assert_eq!(
             r.apply("if x:\n  b()\n  if y:\n      c()\n").unwrap(),
             "    if x:\n        b()\n        if y:\n                c()\n"
         );
         // Tabs in the file: two model columns a level become one tab.
-        let r = Reindent::scaled(&["f {", "  g {", "    h;"], &["f {", "\tg {", "\t\th;"]).unwrap();
+        let r =
+            Reindent::between(&["f {", "  g {", "    h;"], &["f {", "\tg {", "\t\th;"]).unwrap();
         assert_eq!(r.apply("  g {\n      i;").unwrap(), "\tg {\n\t\t\ti;");
         // Levels out of order or off the line are not a map.
-        assert!(Reindent::scaled(&["a", "  b", "    c"], &["a", "    b", "  c"]).is_none());
-        assert!(Reindent::scaled(&["a", "  b", "    c"], &["a", "    b", "      c"]).is_none());
+        assert!(Reindent::between(&["a", "  b", "    c"], &["a", "    b", "  c"]).is_none());
+        assert!(Reindent::between(&["a", "  b", "    c"], &["a", "    b", "      c"]).is_none());
     }
 
     #[test]

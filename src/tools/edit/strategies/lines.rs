@@ -12,7 +12,7 @@ pub(crate) struct Haystack<'a> {
     /// line).
     starts: Vec<usize>,
     pi_normalized: OnceCell<String>,
-    collapsed: OnceCell<super::whitespace::Collapsed>,
+    collapsed: OnceCell<super::collapsed::Collapsed>,
     words: OnceCell<super::near_copy::FileWords<'a>>,
 }
 
@@ -89,9 +89,9 @@ impl<'a> Haystack<'a> {
     }
 
     /// The text with whitespace runs collapsed (for the `whitespace` tier).
-    pub fn collapsed(&self) -> &super::whitespace::Collapsed {
+    pub fn collapsed(&self) -> &super::collapsed::Collapsed {
         self.collapsed
-            .get_or_init(|| super::whitespace::Collapsed::new(self.text))
+            .get_or_init(|| super::collapsed::Collapsed::new(self.text))
     }
 }
 

@@ -16,16 +16,19 @@
 //! byte for byte, before any tier of its own is tried (`pi` as Pi does: it counts occurrences in
 //! normalised space, so it refuses an exact match whose normalised form repeats); an `oldText`
 //! must be unique, and an ambiguous match in any tier is an error with the count (the ladder
-//! stops there, it never guesses); the tiers that score lines (`anchors`, `similarity`) refuse a
-//! near-copy, a block in which a whole identifier, keyword, number or literal differs (see
-//! `near_copy`), with an error naming the line; every edit is matched against the original text;
-//! overlapping edits are an error; a result identical to the input is an error. The tool strips the BOM and turns CRLF into LF before the strategy runs and
+//! stops there, it never guesses); the tiers that score lines (`anchors`, with the lines the
+//! model dropped or added, and `similarity`) refuse a near-copy, a block in which a whole
+//! identifier, keyword, number or literal differs (see `near_copy`), with an error naming the
+//! line (`elision` finds its pieces exactly, so it never takes one); every edit is matched
+//! against the original text; overlapping edits are an error; a result identical to the input
+//! is an error. The tool strips the BOM and turns CRLF into LF before the strategy runs and
 //! restores both when it writes, so a strategy sees text only and never touches files.
 //!
 //! Depends on nothing in `tools` but the shared result types and the text normalisations.
 
 mod anchors;
 mod chain;
+mod collapsed;
 mod elision;
 mod escapes;
 mod exact;

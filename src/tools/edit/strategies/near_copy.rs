@@ -180,7 +180,7 @@ pub(crate) fn compare_lines(model: &str, file: &str, words: &FileWords<'_>) -> L
 /// The first line of `oldText` that differs from the window: its index among `oldText`'s lines
 /// given, and the window line it was aligned with (index among the window's lines given), if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Difference {
+pub(crate) struct LineDifference {
     pub model: usize,
     pub file: Option<usize>,
 }
@@ -192,9 +192,11 @@ pub(crate) struct Alignment {
     /// window line it is aligned with.
     pub score: f64,
     /// `None` when every line is the same or a typo; otherwise the first line that differs.
-    pub difference: Option<Difference>,
+    pub difference: Option<LineDifference>,
     /// How many lines differ.
     pub differing: usize,
+    /// The aligned lines: (index among the model lines given, index among the window's).
+    pub pairs: Vec<(usize, usize)>,
 }
 
 /// Aligns the non-blank `model` lines, in order, with the non-blank `file` lines so that the
@@ -221,6 +223,7 @@ pub(crate) fn align(model: &[&str], file: &[&str], words: &FileWords<'_>) -> Ali
             score: if empty { 1.0 } else { 0.0 },
             difference: None,
             differing: 0,
+            pairs: Vec::new(),
         };
     }
     let (a, b) = (model.len(), file.len());
@@ -263,17 +266,23 @@ pub(crate) fn align(model: &[&str], file: &[&str], words: &FileWords<'_>) -> Ali
         if verdict == LineDiff::Differs {
             differing += 1;
             if difference.is_none() {
-                difference = Some(Difference {
+                difference = Some(LineDifference {
                     model: model[k].0,
                     file: p.map(|y| file[y].0),
                 });
             }
         }
     }
+    let pairs = partner
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| p.map(|y| (model[k].0, file[y].0)))
+        .collect();
     Alignment {
         score: best[a][b] / a as f64,
         difference,
         differing,
+        pairs,
     }
 }
 
@@ -371,7 +380,7 @@ mod tests {
         let near = align(&["a = compute(x)", "b = a * 3", "return b"], &file, &words);
         assert_eq!(
             near.difference,
-            Some(Difference {
+            Some(LineDifference {
                 model: 1,
                 file: Some(2)
             })

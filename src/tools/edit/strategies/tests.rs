@@ -727,3 +727,56 @@ fn anchors_take_blank_lines_dropped_or_added_and_refuse_lines_out_of_order() {
     assert_eq!(miss.failure, EditFailure::NotFound { index: 0 });
     assert!(miss.near_copy.is_some(), "{miss:?}");
 }
+
+#[test]
+fn anchors_do_not_take_a_line_moved_past_an_anchor_for_a_dropped_one() {
+    let file = "data = [\n    {\n        \"a\": 1,\n    },\n    {\n        \"b\": 2,\n    },\n]\n";
+    // `{` moved below the line it opens: the next `{` would end a window with two lines
+    // "dropped", one of them the `{` that oldText has.
+    let moved = "data = [\n        \"a\": 1,\n    {\n";
+    assert_eq!(one("anchors", file, moved, "data = []\n"), not_found());
+    // A line really left out is still found.
+    let dropped = "data = [\n    {\n    },\n";
+    assert_eq!(
+        applied("anchors", file, dropped, "data = [\n    {},\n"),
+        "data = [\n    {},\n    {\n        \"b\": 2,\n    },\n]\n"
+    );
+}
+
+#[test]
+fn a_near_copy_with_a_line_dropped_or_an_elision_is_still_refused() {
+    let new = "def area(width, height):\n    return width * height\n";
+    // A middle line left out (the anchors' window is a line longer) and a number substituted
+    // in another: the block is still not the one the model describes.
+    let mut lines: Vec<&str> = AREA.lines().skip(2).take(6).collect();
+    lines.remove(2);
+    lines[1] = "    scale = 3";
+    let old = lines.join("\n") + "\n";
+    for spec in SCORING {
+        let miss = parse_strategy(spec)
+            .unwrap()
+            .apply(AREA, &[Replacement::new(old.as_str(), new)])
+            .unwrap_err();
+        assert_eq!(miss.failure, EditFailure::NotFound { index: 0 }, "{spec}");
+    }
+    let near = parse_strategy("anchors")
+        .unwrap()
+        .apply(AREA, &[Replacement::new(old.as_str(), new)])
+        .unwrap_err()
+        .near_copy
+        .expect("anchors names the line");
+    assert_eq!(
+        (near.file_line, near.model_line.as_str()),
+        (Some((4, "    scale = 2".to_owned())), "    scale = 3")
+    );
+    // The same line dropped without the substitution is applied.
+    lines[1] = "    scale = 2";
+    let dropped = lines.join("\n") + "\n";
+    let expected = AREA.replace(&area_with(0, "def area(width, height):"), new);
+    assert_eq!(applied("safe", AREA, &dropped, new), expected);
+    // Elided pieces are found exactly: a substitution in one is not found at all.
+    let elided = "def area(width, height):\n    scale = 3\n    # ...\n    return None\n";
+    for spec in ["elision", "safe"] {
+        assert_eq!(one(spec, AREA, elided, new), not_found(), "{spec}");
+    }
+}
