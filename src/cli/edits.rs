@@ -184,7 +184,7 @@ pub fn strategies_text() -> String {
         .map(|s| format!("{:width$}  {}", s.name, s.summary))
         .collect();
     lines.push(format!(
-        "{:width$}  tries each chainable strategy in order (all but pi)",
+        "{:width$}  an exact match first, then each chainable strategy in order (all but pi)",
         "chain:a,b,c"
     ));
     lines.join("\n")

@@ -87,34 +87,6 @@ pub fn cases(corpus: &Corpus) -> Vec<Case> {
         .collect()
 }
 
-/// The cases of generated calls, in memory (what `perturb` then `compare` would read back).
-pub fn cases_from_perturbed(calls: &[super::perturb::Perturbed], seed: u64) -> Vec<Case> {
-    calls
-        .iter()
-        .enumerate()
-        .map(|(i, call)| Case {
-            line: i + 1,
-            record: EditRecord {
-                task: "perturb".to_owned(),
-                run: format!("seed-{seed}"),
-                turn: 0,
-                call_id: format!("{}:{}", call.base, call.kind),
-                path: call.path.clone(),
-                before: None,
-                arguments: call.arguments.clone(),
-                outcome: None,
-                kind: Some(call.kind.to_owned()),
-                gold: None,
-            },
-            before: Some(Arc::from(call.content.as_str())),
-            gold: Some(match &call.gold_after {
-                Some(after) => CaseGold::Apply(Arc::from(after.as_str())),
-                None => CaseGold::Refuse,
-            }),
-        })
-        .collect()
-}
-
 /// The *parse* axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Parse {
@@ -124,7 +96,7 @@ pub enum Parse {
 
 /// The *locate* axis.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Locate {
+pub enum LocateAxis {
     /// Every edit located exactly.
     Exact,
     /// Every edit located; at least one by a fuzzy tier (the first such tier's name).
@@ -167,9 +139,9 @@ impl Correct {
 
 /// One call under one strategy.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct ReplayOutcome {
     pub parse: Parse,
-    pub locate: Locate,
+    pub locate: LocateAxis,
     pub apply: Apply,
     pub correct: Correct,
     /// The tier of every located edit, `+`-joined.
@@ -198,19 +170,19 @@ impl Default for Replayer {
 
 impl Replayer {
     /// Replays `case` under `strategy`.
-    pub fn replay(&self, case: &Case, strategy: &dyn EditStrategy) -> Outcome {
+    pub fn replay(&self, case: &Case, strategy: &dyn EditStrategy) -> ReplayOutcome {
         replay(case, strategy, &self.schema)
     }
 }
 
-fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
-    let refused = |locate: Locate, apply: Apply, failure: Option<&'static str>| {
+fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOutcome {
+    let refused = |locate: LocateAxis, apply: Apply, failure: Option<&'static str>| {
         let correct = match &case.gold {
             None => Correct::NoGold,
             Some(CaseGold::Refuse) => Correct::CorrectRefusal,
             Some(CaseGold::Apply(_)) => Correct::Missed,
         };
-        Outcome {
+        ReplayOutcome {
             parse: Parse::Ok,
             locate,
             apply,
@@ -226,10 +198,10 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
         .ok()
         .and_then(|args| replacements_of(&args).ok());
     let Some(edits) = edits else {
-        return Outcome {
+        return ReplayOutcome {
             parse: Parse::Malformed,
             ..refused(
-                Locate::NotSearched,
+                LocateAxis::NotSearched,
                 Apply::NotAttempted,
                 Some(EditFailure::InvalidArguments.name()),
             )
@@ -237,7 +209,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
     };
     let Some(before) = case.before.as_deref() else {
         return refused(
-            Locate::NotSearched,
+            LocateAxis::NotSearched,
             Apply::NotAttempted,
             Some(EditFailure::File.name()),
         );
@@ -260,15 +232,15 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
             let written = text.finish(&applied.new_content);
             let (tiers, score) = describe(&applied.tiers);
             let locate = match applied.tiers.iter().find(|l| l.kind == MatchTier::Fuzzy) {
-                Some(fuzzy) => Locate::Fuzzy(fuzzy.tier.clone()),
-                None => Locate::Exact,
+                Some(fuzzy) => LocateAxis::Fuzzy(fuzzy.tier.clone()),
+                None => LocateAxis::Exact,
             };
             let correct = match &case.gold {
                 None => Correct::NoGold,
                 Some(CaseGold::Apply(gold)) if **gold == *written => Correct::Correct,
                 Some(_) => Correct::FalseApply,
             };
-            Outcome {
+            ReplayOutcome {
                 parse: Parse::Ok,
                 locate,
                 apply: Apply::Applied,
@@ -283,19 +255,38 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> Outcome {
             let (tiers, score) = describe(&miss.tiers);
             let (locate, apply) = match miss.failure {
                 EditFailure::NotUnique { count, .. } => {
-                    (Locate::Ambiguous(count), Apply::NotAttempted)
+                    (LocateAxis::Ambiguous(count), Apply::NotAttempted)
                 }
-                EditFailure::Overlap { .. } => (Locate::Exact, Apply::Overlap),
-                EditFailure::NoChange => (Locate::Exact, Apply::NoChange),
-                _ => (Locate::NotFound, Apply::NotAttempted),
+                EditFailure::Overlap { .. } => (LocateAxis::Exact, Apply::Overlap),
+                EditFailure::NoChange => (LocateAxis::Exact, Apply::NoChange),
+                _ => (LocateAxis::NotFound, Apply::NotAttempted),
             };
-            Outcome {
+            ReplayOutcome {
                 tiers,
                 score,
                 ..refused(locate, apply, Some(miss.failure.name()))
             }
         }
     }
+}
+
+/// Whether `outcome` did what the call's recorded outcome did: both refused, or both wrote the
+/// same file. `None` when the record has no outcome (generated calls) or its written file is
+/// not in the corpus.
+pub fn agrees_with_recorded(case: &Case, corpus: &Corpus, outcome: &ReplayOutcome) -> Option<bool> {
+    let recorded = case.record.outcome.as_ref()?;
+    if recorded.is_error {
+        return Some(outcome.written.is_none());
+    }
+    let after = corpus.blob(recorded.after.as_deref()?)?;
+    Some(outcome.written == Some(fnv(after)))
+}
+
+/// Whether `outcome` wrote another file than `exact` did where `exact` applied the call: `None`
+/// when `exact` did not apply it. Where `oldText` occurs exactly once, that place is the only
+/// right answer, so `Some(true)` is a bug in the strategy.
+pub fn differs_from_exact(exact: &ReplayOutcome, outcome: &ReplayOutcome) -> Option<bool> {
+    exact.written.map(|w| outcome.written != Some(w))
 }
 
 /// FNV-1a of `text`.
@@ -311,7 +302,7 @@ pub fn compare(
     cases: &[Case],
     strategies: &[Arc<dyn EditStrategy>],
     threads: usize,
-) -> Result<Vec<Vec<Outcome>>, rayon::ThreadPoolBuildError> {
+) -> Result<Vec<Vec<ReplayOutcome>>, rayon::ThreadPoolBuildError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
@@ -331,7 +322,7 @@ pub fn compare(
 
 /// Counts for one strategy over a set of calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub struct StrategyTally {
     pub calls: usize,
     /// Calls with a gold answer.
     pub with_gold: usize,
@@ -344,8 +335,8 @@ pub struct Tally {
     pub malformed: usize,
 }
 
-impl Tally {
-    fn add(&mut self, outcome: &Outcome) {
+impl StrategyTally {
+    fn add(&mut self, outcome: &ReplayOutcome) {
         self.calls += 1;
         if outcome.parse == Parse::Malformed {
             self.malformed += 1;
@@ -409,21 +400,21 @@ pub struct Pair {
 pub struct Summary {
     pub strategies: Vec<String>,
     /// Per strategy, over every call.
-    pub overall: Vec<Tally>,
+    pub overall: Vec<StrategyTally>,
     /// Per kind, per strategy.
-    pub by_kind: BTreeMap<String, Vec<Tally>>,
+    pub by_kind: BTreeMap<String, Vec<StrategyTally>>,
     pub pairs: Vec<Pair>,
 }
 
 /// Tallies the results of [`compare`].
-pub fn summarize(cases: &[Case], names: &[String], results: &[Vec<Outcome>]) -> Summary {
+pub fn summarize(cases: &[Case], names: &[String], results: &[Vec<ReplayOutcome>]) -> Summary {
     let n = names.len();
-    let mut overall = vec![Tally::default(); n];
-    let mut by_kind: BTreeMap<String, Vec<Tally>> = BTreeMap::new();
+    let mut overall = vec![StrategyTally::default(); n];
+    let mut by_kind: BTreeMap<String, Vec<StrategyTally>> = BTreeMap::new();
     for (case, outcomes) in cases.iter().zip(results) {
         let kind = by_kind
             .entry(case.kind().to_owned())
-            .or_insert_with(|| vec![Tally::default(); n]);
+            .or_insert_with(|| vec![StrategyTally::default(); n]);
         for (s, outcome) in outcomes.iter().enumerate() {
             overall[s].add(outcome);
             kind[s].add(outcome);
@@ -466,14 +457,14 @@ pub fn summarize(cases: &[Case], names: &[String], results: &[Vec<Outcome>]) -> 
     }
 }
 
-impl Locate {
+impl LocateAxis {
     fn label(&self) -> String {
         match self {
-            Locate::Exact => "exact".into(),
-            Locate::Fuzzy(tier) => format!("fuzzy:{tier}"),
-            Locate::NotFound => "not_found".into(),
-            Locate::Ambiguous(n) => format!("ambiguous:{n}"),
-            Locate::NotSearched => "not_searched".into(),
+            LocateAxis::Exact => "exact".into(),
+            LocateAxis::Fuzzy(tier) => format!("fuzzy:{tier}"),
+            LocateAxis::NotFound => "not_found".into(),
+            LocateAxis::Ambiguous(n) => format!("ambiguous:{n}"),
+            LocateAxis::NotSearched => "not_searched".into(),
         }
     }
 }
@@ -509,7 +500,7 @@ pub fn write_csv(
     out: impl std::io::Write,
     cases: &[Case],
     names: &[String],
-    results: &[Vec<Outcome>],
+    results: &[Vec<ReplayOutcome>],
 ) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
@@ -702,7 +693,7 @@ mod tests {
         Some(CaseGold::Apply(Arc::from(text)))
     }
 
-    fn run(case: &Case, spec: &str) -> Outcome {
+    fn run(case: &Case, spec: &str) -> ReplayOutcome {
         Replayer::default().replay(case, parse_strategy(spec).unwrap().as_ref())
     }
 
@@ -721,7 +712,7 @@ mod tests {
             (pi.parse, pi.locate.clone(), pi.apply, pi.correct),
             (
                 Parse::Ok,
-                Locate::Fuzzy("fuzzy".into()),
+                LocateAxis::Fuzzy("fuzzy".into()),
                 Apply::Applied,
                 Correct::FalseApply
             )
@@ -730,7 +721,7 @@ mod tests {
         assert_eq!(
             (local.locate.clone(), local.correct, local.tiers.as_str()),
             (
-                Locate::Fuzzy("pi-local".into()),
+                LocateAxis::Fuzzy("pi-local".into()),
                 Correct::Correct,
                 "pi-local"
             )
@@ -744,7 +735,7 @@ mod tests {
                 exact.failure
             ),
             (
-                Locate::NotFound,
+                LocateAxis::NotFound,
                 Apply::NotAttempted,
                 Correct::Missed,
                 Some("not_found")
@@ -757,7 +748,7 @@ mod tests {
             Some(CaseGold::Refuse),
             "k",
         );
-        assert_eq!(run(&refuse, "exact").locate, Locate::Ambiguous(2));
+        assert_eq!(run(&refuse, "exact").locate, LocateAxis::Ambiguous(2));
         assert_eq!(run(&refuse, "exact").correct, Correct::CorrectRefusal);
         let decoy = case(
             Some("f {\n  x\n}\n"),
@@ -776,12 +767,12 @@ mod tests {
         let out = run(&malformed, "exact");
         assert_eq!(
             (out.parse, out.locate.clone(), out.correct),
-            (Parse::Malformed, Locate::NotSearched, Correct::NoGold)
+            (Parse::Malformed, LocateAxis::NotSearched, Correct::NoGold)
         );
         let unread = case(None, edit("a", "b"), apply("b"), "k");
         assert_eq!(
             (run(&unread, "exact").locate, run(&unread, "exact").failure),
-            (Locate::NotSearched, Some("file_error"))
+            (LocateAxis::NotSearched, Some("file_error"))
         );
         let same = case(Some("a\n"), edit("a", "a"), None, "k");
         assert_eq!(run(&same, "exact").apply, Apply::NoChange);
@@ -805,6 +796,53 @@ mod tests {
         );
         assert_eq!(run(&c, "indent").correct, Correct::Correct);
         assert_eq!(run(&c, "trimmed-lines").correct, Correct::FalseApply);
+    }
+
+    #[test]
+    fn recorded_outcomes_and_exact_are_compared_with_what_a_strategy_writes() {
+        use super::super::corpus::{RecordedEditOutcome, blob_id};
+        let recorded = |is_error: bool, after: Option<&str>| {
+            let mut c = case(
+                Some("  x = 1\n"),
+                edit("x = 1", "x = 2"),
+                apply("  x = 2\n"),
+                "recorded",
+            );
+            c.record.outcome = Some(RecordedEditOutcome {
+                strategy: "pi".into(),
+                is_error,
+                message: String::new(),
+                report: None,
+                after: after.map(blob_id),
+            });
+            c
+        };
+        let corpus = Corpus {
+            records: Vec::new(),
+            blobs: [("  x = 2\n", "  x = 2\n"), ("x = 2\n", "x = 2\n")]
+                .into_iter()
+                .map(|(id, text)| (blob_id(id), Arc::from(text)))
+                .collect(),
+            problems: Vec::new(),
+        };
+        let applied = recorded(false, Some("  x = 2\n"));
+        let (exact, trimmed) = (run(&applied, "exact"), run(&applied, "trimmed-lines"));
+        assert_eq!(agrees_with_recorded(&applied, &corpus, &exact), Some(true));
+        assert_eq!(differs_from_exact(&exact, &trimmed), Some(false));
+        // Recorded as written otherwise, or refused.
+        let other = recorded(false, Some("x = 2\n"));
+        assert_eq!(agrees_with_recorded(&other, &corpus, &exact), Some(false));
+        let refused = recorded(true, None);
+        assert_eq!(agrees_with_recorded(&refused, &corpus, &exact), Some(false));
+        let missing = case(Some("a\n"), edit("b", "c"), None, "recorded");
+        let missed = run(&missing, "exact");
+        assert_eq!(agrees_with_recorded(&missing, &corpus, &missed), None);
+        assert_eq!(differs_from_exact(&missed, &exact), None);
+        assert_eq!(differs_from_exact(&exact, &missed), Some(true));
+        let mut unrecorded = recorded(true, None);
+        unrecorded.record.outcome = None;
+        assert_eq!(agrees_with_recorded(&unrecorded, &corpus, &missed), None);
+        assert_eq!(agrees_with_recorded(&refused, &corpus, &missed), Some(true));
     }
 
     #[test]

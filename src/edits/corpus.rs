@@ -49,7 +49,7 @@ pub struct EditRecord {
     pub arguments: Value,
     /// What happened under the run's strategy (absent in generated corpora).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<RecordedOutcome>,
+    pub outcome: Option<RecordedEditOutcome>,
     /// The perturbation kind, in generated corpora.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -61,7 +61,7 @@ pub struct EditRecord {
 /// A call's outcome as it was recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RecordedOutcome {
+pub struct RecordedEditOutcome {
     pub strategy: String,
     pub is_error: bool,
     /// The text the model got back.

@@ -100,7 +100,7 @@ pub fn derive_gold(records: &[&EditRecord]) -> Vec<Option<GoldAnswer>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edits::corpus::RecordedOutcome;
+    use crate::edits::corpus::RecordedEditOutcome;
     use crate::tools::{EditFailure, EditReport, LocatedEdit};
     use serde_json::json;
 
@@ -117,7 +117,7 @@ mod tests {
             path: path.into(),
             before: Some(before.into()),
             arguments: json!({}),
-            outcome: outcome.map(|(is_error, after, tier)| RecordedOutcome {
+            outcome: outcome.map(|(is_error, after, tier)| RecordedEditOutcome {
                 strategy: "pi".into(),
                 is_error,
                 message: String::new(),

@@ -17,18 +17,34 @@
 //! | `crlf` | the file CRLF and the texts LF, or the reverse | apply |
 //! | `escapes` | both texts escaped once more (`\n`, `\t`, `\"`, `\\`) | apply, unescaped |
 //! | `line-numbers` | `oldText` lines prefixed as a numbered read shows them (and `newText` in a third of the cases) | apply |
+//! | `nested-depth` | the block's nested lines indented by another unit (2 columns a level where the file has 4, or 4 for 2), in both texts | apply, at the file's indentation |
+//! | `blank-line` | a blank line of the block left out of `oldText`, or one added to it | apply |
 //! | `dropped-line` | a middle line left out of `oldText` | apply |
-//! | `typo` | one character wrong in a middle line of `oldText` | apply |
+//! | `typo` | one letter wrong (dropped, doubled, swapped with the next, replaced) inside a word of four or more characters in a middle line, giving a word the file does not use | apply |
 //! | `elision` | two or more middle lines replaced by `...` or `# ... existing code ...` (in `newText` too when unchanged) | apply |
 //! | `not-unique` | `oldText` present more than once, or its lines present at two indentations | refuse |
 //! | `decoy` | a block from another file, absent from this one | refuse |
 //! | `near-miss` | a real block with half its middle lines replaced by other lines of the file, or whose last anchor lies far below | refuse |
+//! | `near-copy` | a real block in which one whole identifier, keyword, number or string literal of one line is another | refuse |
+//! | `neighbour-line` | a real block with one middle line replaced by the most similar line elsewhere in the file (a neighbouring block's) | refuse |
+//! | `stale-line` | the file changed since the model read it (one line of the block has an identifier, keyword, number or literal changed, or is gone) and `oldText` quotes the old block | refuse |
+//! | `reordered-lines` | two neighbouring lines of the block swapped in `oldText` | refuse |
+//! | `comment-drift` | a comment line of the block quoted with a word replaced or left out | refuse |
 //!
-//! Deterministic: the files are sorted and each file's random generator is seeded from the seed
-//! and the file's path, so the same inputs and seed give the same corpus on any number of threads.
+//! A *typo* is a small slip inside one word (a character or two), and recovering it is right; a
+//! *substitution* puts another whole token in its place (another name, a keyword, a number: any
+//! change of a number is another value), so `oldText` describes code that is not in the file.
+//! Made-up substitutes are kept at least three edits away from what they replace; names and
+//! literals taken from the file may be closer.
+//!
+//! Deterministic: the files are sorted and each (base, kind) has its own random generator,
+//! seeded from the seed, the file's path, the base's index and the kind, so the same inputs and
+//! seed give the same corpus on any number of threads, and a kind's calls do not change when
+//! other kinds are added or left out.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -36,6 +52,7 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
+use super::compare::{Case, CaseGold};
 use super::corpus::{CorpusError, CorpusWriter, EditRecord, Gold};
 use crate::tools::edit::strategies::is_elision_marker;
 
@@ -45,17 +62,27 @@ pub const KINDS: &[&str] = &[
     "trailing-whitespace",
     "indentation",
     "tabs-spaces",
+    "nested-depth",
     "unicode",
     "crlf",
     "escapes",
     "line-numbers",
+    "blank-line",
     "dropped-line",
     "typo",
     "elision",
     "not-unique",
     "decoy",
     "near-miss",
+    "near-copy",
+    "neighbour-line",
+    "stale-line",
+    "reordered-lines",
+    "comment-drift",
 ];
+
+/// The kinds whose right answer is to refuse: [`KINDS`] from `not-unique` on.
+pub const REFUSAL_KINDS: &[&str] = KINDS.split_at(13).1;
 
 /// A source file: its path relative to the folder given, and its text (LF, no BOM).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -470,6 +497,36 @@ fn smarten(line: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// The byte spans of the words of `line`: runs of ASCII letters, digits and `_` that start with
+/// a letter or `_`.
+fn word_spans(line: &str) -> Vec<(usize, usize)> {
+    let bytes = line.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !word(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && word(bytes[i]) {
+            i += 1;
+        }
+        if !bytes[start].is_ascii_digit() {
+            out.push((start, i));
+        }
+    }
+    out
+}
+
+/// Every word of `text` (letters, digits and `_`).
+fn file_words(text: &str) -> std::collections::HashSet<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 fn is_comment_line(line: &str) -> bool {
     let t = line.trim_start();
     t.starts_with('#') || t.starts_with("//") || t.starts_with("* ") || t.starts_with("/*")
@@ -488,6 +545,250 @@ fn reindent_lines(text: &str, f: impl Fn(&str) -> String) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+// ---- substitutions: a whole token replaced by another ------------------------------------------
+
+/// What a substitution replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Identifier,
+    Keyword,
+    Number,
+    Literal,
+}
+
+/// Keywords and the keywords that can stand in their place.
+const KEYWORD_SWAPS: &[(&str, &[&str])] = &[
+    ("and", &["or"]),
+    ("or", &["and"]),
+    ("true", &["false"]),
+    ("false", &["true"]),
+    ("True", &["False"]),
+    ("False", &["True"]),
+    ("if", &["while"]),
+    ("while", &["if"]),
+    ("elif", &["if"]),
+    ("break", &["continue"]),
+    ("continue", &["break"]),
+    ("public", &["private"]),
+    ("private", &["public", "protected"]),
+    ("protected", &["private"]),
+    ("let", &["const"]),
+    ("const", &["let"]),
+    ("var", &["let", "const"]),
+    ("null", &["undefined"]),
+    ("int", &["long"]),
+    ("long", &["int"]),
+    ("float", &["double"]),
+    ("double", &["float"]),
+    ("min", &["max"]),
+    ("max", &["min"]),
+];
+
+/// Names a model might put in place of another.
+const NAMES: &[&str] = &[
+    "value", "result", "data", "count", "index", "name", "item", "node", "key", "size", "total",
+    "path", "buffer", "config", "options", "context", "params", "target", "source", "offset",
+    "length", "handler", "callback", "response", "request", "message", "state", "parent", "entry",
+    "record",
+];
+
+/// Words a model might put in a string or a comment in place of another.
+const WORDS: &[&str] = &[
+    "default", "error", "missing", "invalid", "unknown", "empty", "ready", "done", "failed",
+    "updated", "enabled", "disabled", "current", "previous", "first", "last", "main", "other",
+];
+
+/// The Levenshtein distance of two short strings.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// `1 - distance / longest`.
+fn similarity(a: &str, b: &str) -> f64 {
+    let longest = a.chars().count().max(b.chars().count());
+    if longest == 0 {
+        return 1.0;
+    }
+    1.0 - distance(a, b) as f64 / longest as f64
+}
+
+/// The tokens of `line` that a substitution can replace: byte span and class. String literals
+/// are their contents (between `"` or `'` on one line); a comment ends the scan.
+fn substitutable(line: &str, comment: &str) -> Vec<(usize, usize, Class)> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if line[i..].starts_with(comment) {
+            break;
+        }
+        if c == b'"' || c == b'\'' {
+            let Some(close) = line[i + 1..].find(c as char).map(|k| i + 1 + k) else {
+                break;
+            };
+            let content = &line[i + 1..close];
+            if !content.is_empty() && !content.contains('\\') {
+                out.push((i + 1, close, Class::Literal));
+            }
+            i = close + 1;
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let word = &line[start..i];
+            if KEYWORD_SWAPS.iter().any(|(k, _)| *k == word) {
+                out.push((start, i, Class::Keyword));
+            } else if word.len() >= 2 && !KEYWORDS.contains(&word) {
+                out.push((start, i, Class::Identifier));
+            }
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+            // Decimal numbers only (no `0x`, `1e5`, `10u32`, `1.2.3`).
+            let number = &line[start..i];
+            if number.parse::<u64>().is_ok() || number.parse::<f64>().is_ok() {
+                out.push((start, i, Class::Number));
+            }
+        } else {
+            i += line[i..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out
+}
+
+/// The identifiers and the string literals' contents of a file.
+struct Vocabulary<'a> {
+    identifiers: Vec<&'a str>,
+    literals: Vec<&'a str>,
+}
+
+impl<'a> Vocabulary<'a> {
+    fn of(lines: &[&'a str], comment: &str) -> Self {
+        let mut identifiers: Vec<&str> = Vec::new();
+        let mut literals: Vec<&str> = Vec::new();
+        for line in lines.iter().filter(|l| l.len() <= MAX_LINE) {
+            for (start, end, class) in substitutable(line, comment) {
+                match class {
+                    Class::Identifier => identifiers.push(&line[start..end]),
+                    Class::Literal => literals.push(&line[start..end]),
+                    _ => {}
+                }
+            }
+        }
+        for list in [&mut identifiers, &mut literals] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        Vocabulary {
+            identifiers,
+            literals,
+        }
+    }
+}
+
+/// Another token for `token` of class `class`: for a name or a literal, one the file uses or a
+/// made-up one at least three edits away; another keyword; another number.
+fn substitute(
+    token: &str,
+    class: Class,
+    vocabulary: &Vocabulary<'_>,
+    rng: &mut StdRng,
+) -> Option<String> {
+    let made_up = |list: &[&str], rng: &mut StdRng| -> Option<String> {
+        let far: Vec<&&str> = list.iter().filter(|w| distance(w, token) >= 3).collect();
+        far.choose(rng).map(|w| (**w).to_owned())
+    };
+    let from_file = |list: &[&str], rng: &mut StdRng| -> Option<String> {
+        let others: Vec<&&str> = list.iter().filter(|w| **w != token).collect();
+        others.choose(rng).map(|w| (**w).to_owned())
+    };
+    let out = match class {
+        Class::Keyword => KEYWORD_SWAPS
+            .iter()
+            .find(|(k, _)| *k == token)
+            .and_then(|(_, alternatives)| alternatives.choose(rng))
+            .map(|w| (*w).to_owned()),
+        Class::Identifier if rng.gen_bool(0.6) => from_file(&vocabulary.identifiers, rng),
+        Class::Identifier => made_up(NAMES, rng),
+        Class::Literal if rng.gen_bool(0.5) => from_file(&vocabulary.literals, rng),
+        Class::Literal => made_up(WORDS, rng),
+        Class::Number => match token.parse::<u64>() {
+            Ok(v) => {
+                let choices = [v + 1, v.saturating_mul(2), v + 10, 0, 1];
+                choices
+                    .iter()
+                    .filter(|c| **c != v)
+                    .collect::<Vec<_>>()
+                    .choose(rng)
+                    .map(|c| c.to_string())
+            }
+            // A decimal: its last digit moved on.
+            Err(_) => {
+                let last = token.len() - 1;
+                let digit = token.as_bytes()[last].checked_sub(b'0')?;
+                Some(format!("{}{}", &token[..last], (digit + 1) % 10))
+            }
+        },
+    }?;
+    (out != token).then_some(out)
+}
+
+/// `line` with one substitutable token replaced (the class chosen first, so that each is as
+/// likely as the line allows), or `None`.
+fn substitute_in(
+    line: &str,
+    comment: &str,
+    vocabulary: &Vocabulary<'_>,
+    rng: &mut StdRng,
+) -> Option<String> {
+    let tokens = substitutable(line, comment);
+    let mut classes: Vec<Class> = tokens.iter().map(|t| t.2).collect();
+    classes.sort_by_key(|c| *c as u8);
+    classes.dedup();
+    let class = *classes.choose(rng)?;
+    let of_class: Vec<&(usize, usize, Class)> = tokens.iter().filter(|t| t.2 == class).collect();
+    let &&(start, end, _) = of_class.choose(rng)?;
+    let with = substitute(&line[start..end], class, vocabulary, rng)?;
+    let mut out = line.to_owned();
+    out.replace_range(start..end, &with);
+    Some(out)
+}
+
+/// The indentation unit of space-indented lines (the gcd of their indentation widths
+/// measured from the shallowest), if it is 2 or 4.
+fn nesting_unit(lines: &[String]) -> Option<(usize, usize)> {
+    let widths: Vec<usize> = lines
+        .iter()
+        .filter(|l| !is_blank(l))
+        .map(|l| indent(l))
+        .map(|i| (!i.contains('\t')).then_some(i.len()))
+        .collect::<Option<_>>()?;
+    let base = *widths.iter().min()?;
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let unit = widths.iter().fold(0, |g, w| gcd(g, w - base));
+    matches!(unit, 2 | 4).then_some((base, unit))
 }
 
 /// One call of kind `kind` from `base` (or, for the refusal kinds, from its file), if the file
@@ -685,38 +986,44 @@ fn perturb(
                 .then(|| make(content.to_owned(), args(path, &o, &new), Some(after)))
         }
         "typo" => {
-            let middle: Vec<usize> = (1..n - 1)
-                .filter(|&k| old_lines[k].trim().len() >= 8)
+            // A word of four or more characters in a middle line; the slip must give a word the
+            // file does not use (one it uses would be another name: a substitution).
+            let spots: Vec<(usize, usize, usize)> = (1..n.saturating_sub(1))
+                .flat_map(|k| {
+                    word_spans(&old_lines[k])
+                        .into_iter()
+                        .map(move |(a, b)| (k, a, b))
+                })
+                .filter(|(_, a, b)| b - a >= 4)
                 .collect();
-            let k = *middle.choose(rng)?;
-            let line = &old_lines[k];
-            let alnum: Vec<usize> = line
-                .char_indices()
-                .filter(|(_, c)| c.is_ascii_alphanumeric())
-                .map(|(i, _)| i)
+            let &(k, a, b) = spots.choose(rng)?;
+            let word: Vec<char> = old_lines[k][a..b].chars().collect();
+            let letters: Vec<usize> = (0..word.len())
+                .filter(|&j| word[j].is_ascii_alphabetic())
                 .collect();
-            let at = *alnum.choose(rng)?;
-            let mut typo = line.clone();
+            let &at = letters.choose(rng)?;
+            let mut typo = word.clone();
             match rng.gen_range(0..4) {
                 0 => {
                     typo.remove(at);
                 }
-                1 => {
-                    let c = typo.as_bytes()[at] as char;
-                    typo.insert(at, c);
+                1 => typo.insert(at, word[at]),
+                2 if at + 1 < word.len()
+                    && word[at + 1].is_ascii_alphabetic()
+                    && word[at + 1] != word[at] =>
+                {
+                    typo.swap(at, at + 1);
                 }
-                2 if at + 1 < typo.len() && typo.as_bytes()[at + 1].is_ascii_alphanumeric() => {
-                    let (a, b) = (typo.as_bytes()[at] as char, typo.as_bytes()[at + 1] as char);
-                    typo.replace_range(at..at + 2, &format!("{b}{a}"));
-                }
-                _ => {
-                    let c = typo.as_bytes()[at] as char;
-                    let sub = if c == 'e' { 'a' } else { 'e' };
-                    typo.replace_range(at..=at, &sub.to_string());
-                }
+                _ => typo[at] = if word[at] == 'e' { 'a' } else { 'e' },
+            }
+            let typo: String = typo.into_iter().collect();
+            if !typo.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                || file_words(content).contains(typo.as_str())
+            {
+                return None;
             }
             let mut model = old_lines.clone();
-            model[k] = typo;
+            model[k].replace_range(a..b, &typo);
             let o = join(&model);
             (o != old && not_exact(&o, content))
                 .then(|| make(content.to_owned(), args(path, &o, &new), Some(after)))
@@ -811,6 +1118,175 @@ fn perturb(
             (not_exact(&o, content) && trimmed_windows(&lines, &refs) == 0)
                 .then(|| make(content.to_owned(), args(path, &o, &new), None))
         }
+        "nested-depth" => {
+            // The model nests by 2 columns where the file nests by 4, or the reverse.
+            let (base_col, unit) = nesting_unit(&old_lines)?;
+            let other = if unit == 4 { 2 } else { 4 };
+            let rescale = |text: &str| -> Option<String> {
+                let mut lines = Vec::new();
+                for l in text.split('\n') {
+                    if is_blank(l) {
+                        lines.push(l.to_owned());
+                        continue;
+                    }
+                    let ind = indent(l);
+                    if ind.contains('\t')
+                        || ind.len() < base_col
+                        || (ind.len() - base_col) % unit != 0
+                    {
+                        return None;
+                    }
+                    let depth = (ind.len() - base_col) / unit;
+                    lines.push(format!(
+                        "{}{}",
+                        " ".repeat(base_col + depth * other),
+                        &l[ind.len()..]
+                    ));
+                }
+                Some(lines.join("\n"))
+            };
+            let (o, w) = (rescale(&old)?, rescale(&new)?);
+            (o != old && not_exact(&o, content))
+                .then(|| make(content.to_owned(), args(path, &o, &w), Some(after)))
+        }
+        "blank-line" => {
+            let blanks: Vec<usize> = (1..n.saturating_sub(1))
+                .filter(|&k| is_blank(&old_lines[k]))
+                .collect();
+            let mut model = old_lines.clone();
+            if let Some(&k) = blanks.choose(rng) {
+                model.remove(k);
+            } else {
+                // A blank line added between two lines of the block.
+                let k = rng.gen_range(0..n - 1);
+                model.insert(k + 1, String::new());
+            }
+            let o = join(&model);
+            not_exact(&o, content)
+                .then(|| make(content.to_owned(), args(path, &o, &new), Some(after)))
+        }
+        "near-copy" => {
+            let vocabulary = Vocabulary::of(&lines, comment(path));
+            let candidates: Vec<usize> = (0..n)
+                .filter(|&k| !substitutable(&old_lines[k], comment(path)).is_empty())
+                .collect();
+            let &k = candidates.choose(rng)?;
+            let mut model = old_lines.clone();
+            model[k] = substitute_in(&old_lines[k], comment(path), &vocabulary, rng)?;
+            let o = join(&model);
+            let refs: Vec<&str> = model.iter().map(String::as_str).collect();
+            (not_exact(&o, content) && trimmed_windows(&lines, &refs) == 0)
+                .then(|| make(content.to_owned(), args(path, &o, &new), None))
+        }
+        "neighbour-line" => {
+            // The line elsewhere in the file most like a middle line of the block, put in its
+            // place at its indentation.
+            let middle: Vec<usize> = (1..n.saturating_sub(1))
+                .filter(|&k| old_lines[k].trim().len() >= 4)
+                .collect();
+            let &k = middle.choose(rng)?;
+            let target = old_lines[k].trim();
+            let squash = |l: &str| l.split_whitespace().collect::<String>();
+            let (best, score) = (0..lines.len())
+                .filter(|&j| (j < s || j >= s + n) && lines[j].len() <= MAX_LINE)
+                .filter(|&j| squash(lines[j]) != squash(target))
+                .map(|j| (j, similarity(lines[j].trim(), target)))
+                .max_by(|a, b| {
+                    a.1.total_cmp(&b.1)
+                        .then(b.0.abs_diff(s).cmp(&a.0.abs_diff(s)))
+                })?;
+            if score < 0.5 {
+                return None;
+            }
+            let mut model = old_lines.clone();
+            model[k] = format!("{}{}", indent(&old_lines[k]), lines[best].trim());
+            let o = join(&model);
+            let refs: Vec<&str> = model.iter().map(String::as_str).collect();
+            (not_exact(&o, content) && trimmed_windows(&lines, &refs) == 0)
+                .then(|| make(content.to_owned(), args(path, &o, &new), None))
+        }
+        "stale-line" => {
+            // An earlier edit changed (or removed) one line of the block; the model quotes the
+            // block as it read it before.
+            let vocabulary = Vocabulary::of(&lines, comment(path));
+            let mut all: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+            if n >= 4 && rng.gen_bool(0.25) {
+                let k = rng.gen_range(1..n - 1);
+                if is_blank(&old_lines[k]) {
+                    return None;
+                }
+                all.remove(s + k);
+            } else {
+                let candidates: Vec<usize> = (0..n)
+                    .filter(|&k| !substitutable(&old_lines[k], comment(path)).is_empty())
+                    .collect();
+                let &k = candidates.choose(rng)?;
+                all[s + k] = substitute_in(&old_lines[k], comment(path), &vocabulary, rng)?;
+            }
+            let changed = all.join("\n");
+            let changed_lines: Vec<&str> = changed.split('\n').collect();
+            let refs: Vec<&str> = old_lines.iter().map(String::as_str).collect();
+            (not_exact(&old, &changed) && trimmed_windows(&changed_lines, &refs) == 0)
+                .then(|| make(changed.clone(), args(path, &old, &new), None))
+        }
+        "reordered-lines" => {
+            let pairs: Vec<usize> = (0..n - 1)
+                .filter(|&k| {
+                    !is_blank(&old_lines[k])
+                        && !is_blank(&old_lines[k + 1])
+                        && old_lines[k].trim() != old_lines[k + 1].trim()
+                })
+                .collect();
+            let &k = pairs.choose(rng)?;
+            let mut model = old_lines.clone();
+            model.swap(k, k + 1);
+            let o = join(&model);
+            let refs: Vec<&str> = model.iter().map(String::as_str).collect();
+            (not_exact(&o, content) && trimmed_windows(&lines, &refs) == 0)
+                .then(|| make(content.to_owned(), args(path, &o, &new), None))
+        }
+        "comment-drift" => {
+            let commented: Vec<usize> =
+                (0..n).filter(|&k| is_comment_line(&old_lines[k])).collect();
+            let &k = commented.choose(rng)?;
+            let line = &old_lines[k];
+            // The comment's words (letters only, three or more), by byte span.
+            let mut words: Vec<(usize, usize)> = Vec::new();
+            let mut at = None;
+            for (i, c) in line.char_indices().chain([(line.len(), ' ')]) {
+                match (c.is_ascii_alphabetic(), at) {
+                    (true, None) => at = Some(i),
+                    (false, Some(a)) => {
+                        if i - a >= 3 {
+                            words.push((a, i));
+                        }
+                        at = None;
+                    }
+                    _ => {}
+                }
+            }
+            let &(a, b) = words.choose(rng)?;
+            let word = &line[a..b];
+            let mut drifted = line.clone();
+            if words.len() >= 3 && rng.gen_bool(0.4) {
+                // A word left out, with the space before it.
+                let from = if a > 0 && line.as_bytes()[a - 1] == b' ' {
+                    a - 1
+                } else {
+                    a
+                };
+                drifted.replace_range(from..b, "");
+            } else {
+                let far: Vec<&&str> = WORDS.iter().filter(|w| distance(w, word) >= 3).collect();
+                drifted.replace_range(a..b, far.choose(rng)?);
+            }
+            let mut model = old_lines.clone();
+            model[k] = drifted;
+            let o = join(&model);
+            let refs: Vec<&str> = model.iter().map(String::as_str).collect();
+            (not_exact(&o, content) && trimmed_windows(&lines, &refs) == 0)
+                .then(|| make(content.to_owned(), args(path, &o, &new), None))
+        }
         _ => None,
     }
 }
@@ -879,21 +1355,50 @@ pub fn generate_from(
         .enumerate()
         .map(|(i, base)| {
             let seed = options.seed ^ fnv(&files[base.file].path) ^ (i as u64).rotate_left(32);
-            let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1));
             options
                 .kinds
                 .iter()
-                .filter_map(|kind| perturb(kind, base, files, &mut rng))
+                .filter_map(|kind| {
+                    let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1) ^ fnv(kind));
+                    perturb(kind, base, files, &mut rng)
+                })
                 .collect()
         })
         .collect();
     per_base.into_iter().flatten().collect()
 }
 
+/// The cases of generated calls, in memory (what `perturb` then `compare` would read back).
+pub fn cases_from_perturbed(calls: &[Perturbed], seed: u64) -> Vec<Case> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| Case {
+            line: i + 1,
+            record: EditRecord {
+                task: "perturb".to_owned(),
+                run: format!("seed-{seed}"),
+                turn: 0,
+                call_id: format!("{}:{}", call.base, call.kind),
+                path: call.path.clone(),
+                before: None,
+                arguments: call.arguments.clone(),
+                outcome: None,
+                kind: Some(call.kind.to_owned()),
+                gold: None,
+            },
+            before: Some(Arc::from(call.content.as_str())),
+            gold: Some(match &call.gold_after {
+                Some(after) => CaseGold::Apply(Arc::from(after.as_str())),
+                None => CaseGold::Refuse,
+            }),
+        })
+        .collect()
+}
+
 /// The gold edits of a corpus usable as bases: one edit of whole lines, found once in an LF file
 /// without BOM, with an `apply` gold. Returns the files (one per record) and the bases.
-pub fn bases_from_corpus(cases: &[super::compare::Case]) -> (Vec<SourceFile>, Vec<Base>) {
-    use super::compare::CaseGold;
+pub fn bases_from_corpus(cases: &[Case]) -> (Vec<SourceFile>, Vec<Base>) {
     let mut files = Vec::new();
     let mut bases = Vec::new();
     for case in cases {
@@ -1000,7 +1505,7 @@ pub fn write_corpus(dir: &Path, calls: &[Perturbed], seed: u64) -> Result<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edits::compare::{Correct, Replayer, cases_from_perturbed};
+    use crate::edits::compare::{Correct, Replayer};
     use crate::tools::edit::parse_strategy;
 
     /// A few source files shaped like real code, with repeated lines, comments and numbers.
@@ -1037,7 +1542,7 @@ mod tests {
         let exact = parse_strategy("exact").unwrap();
         let replayer = Replayer::default();
         for (call, case) in calls.iter().zip(cases_from_perturbed(&calls, 3)) {
-            let refusal = matches!(call.kind, "not-unique" | "decoy" | "near-miss");
+            let refusal = REFUSAL_KINDS.contains(&call.kind);
             assert_eq!(call.gold_after.is_none(), refusal, "{call:?}");
             if let Some(after) = &call.gold_after {
                 assert_ne!(after, &call.content, "{call:?}");
@@ -1062,6 +1567,89 @@ mod tests {
         let b = pool.install(|| generate(&files(), &options(9)));
         assert_eq!(a, b);
         assert_ne!(a, generate(&files(), &options(10)));
+    }
+
+    /// The call's `oldText` lines, and the lines of `content` where its base block starts.
+    fn old_and_block<'a>(call: &'a Perturbed, content: &'a str) -> (Vec<&'a str>, Vec<&'a str>) {
+        let old = call.arguments["edits"][0]["oldText"].as_str().unwrap();
+        let start: usize = call.base.rsplit('#').next().unwrap().parse().unwrap();
+        let old: Vec<&str> = old.strip_suffix('\n').unwrap_or(old).split('\n').collect();
+        let block: Vec<&str> = content.split('\n').skip(start).collect();
+        (old, block)
+    }
+
+    /// The lines where `a` and `b` differ, pairwise.
+    fn differing<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+        a.iter()
+            .zip(b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| (*x, *y))
+            .collect()
+    }
+
+    #[test]
+    fn typos_and_substitutions_are_what_their_kinds_say() {
+        let calls = generate(&files(), &options(5));
+        let words = |l: &str| -> Vec<String> {
+            l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut seen = 0;
+        for call in &calls {
+            match call.kind {
+                "typo" | "near-copy" | "comment-drift" => {
+                    let (old, block) = old_and_block(call, &call.content);
+                    let diff = differing(&old, &block);
+                    assert_eq!(diff.len(), 1, "{call:?}");
+                    let (model, file) = diff[0];
+                    let (m, f) = (words(model), words(file));
+                    let changed: Vec<(&String, &String)> =
+                        m.iter().zip(&f).filter(|(a, b)| a != b).collect();
+                    if call.kind == "typo" {
+                        // One word, one edit, a word the file does not use.
+                        assert_eq!(changed.len(), 1, "{call:?}");
+                        let (typo, real) = changed[0];
+                        assert!(distance(typo, real) <= 2 && real.len() >= 4, "{call:?}");
+                        assert!(
+                            !file_words(&call.content).contains(typo.as_str()),
+                            "{call:?}"
+                        );
+                    } else if m.len() == f.len() && changed.len() == 1 {
+                        // A whole token: a name or literal of the file, or one far from it.
+                        let (new, real) = changed[0];
+                        let from_file = file_words(&call.content).contains(new.as_str());
+                        let number = new.parse::<f64>().is_ok();
+                        assert!(
+                            from_file
+                                || number
+                                || distance(new, real) >= 3
+                                || KEYWORD_SWAPS.iter().any(|(k, _)| k == real),
+                            "{call:?}"
+                        );
+                    }
+                    seen += 1;
+                }
+                "stale-line" => {
+                    // oldText is the block as it was; the file has one line changed or gone.
+                    let sources = files();
+                    let original = &sources
+                        .iter()
+                        .find(|f| f.path == call.path)
+                        .unwrap()
+                        .content;
+                    let (old, block) = old_and_block(call, original);
+                    assert!(differing(&old, &block).is_empty(), "{call:?}");
+                    let (_, now) = old_and_block(call, &call.content);
+                    let changed = differing(&old, &now).len();
+                    let gone = original.lines().count() == call.content.lines().count() + 1;
+                    assert!(changed == 1 || gone, "{call:?}");
+                    seen += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(seen > 10, "{seen}");
     }
 
     #[test]

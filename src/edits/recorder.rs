@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::corpus::{CorpusError, CorpusWriter, EditRecord, RecordedOutcome};
+use super::corpus::{CorpusError, CorpusWriter, EditRecord, RecordedEditOutcome};
 use crate::agent::ToolCallRecord;
 use crate::conversation::Content;
 use crate::tools::{EditObservation, EditObserver, EditReport};
@@ -89,7 +89,7 @@ impl CorpusRecorder {
                 path: call.path,
                 before,
                 arguments: call.arguments,
-                outcome: Some(RecordedOutcome {
+                outcome: Some(RecordedEditOutcome {
                     strategy: call
                         .report
                         .as_ref()

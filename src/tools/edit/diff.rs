@@ -15,15 +15,15 @@ pub struct DiffString {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum LineKind {
     Same,
     Removed,
     Added,
 }
 
 /// One jsdiff "part": a run of lines of one kind.
-struct Part<'a> {
-    kind: Kind,
+struct DiffPart<'a> {
+    kind: LineKind,
     lines: &'a [&'a str],
 }
 
@@ -39,22 +39,22 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
     let new_tokens: Vec<&str> = new_tail.split_inclusive('\n').collect();
     let old_lines: Vec<&str> = old_tokens.iter().map(|l| strip_nl(l)).collect();
     let new_lines: Vec<&str> = new_tokens.iter().map(|l| strip_nl(l)).collect();
-    let mut parts: Vec<Part<'_>> = Vec::new();
+    let mut parts: Vec<DiffPart<'_>> = Vec::new();
     let (mut old_at, mut new_at) = (0, 0);
     for (kind, count) in diff_lines(&old_tokens, &new_tokens) {
         let lines = match kind {
-            Kind::Removed => &old_lines[old_at..old_at + count],
+            LineKind::Removed => &old_lines[old_at..old_at + count],
             _ => &new_lines[new_at..new_at + count],
         };
         match kind {
-            Kind::Same => {
+            LineKind::Same => {
                 old_at += count;
                 new_at += count;
             }
-            Kind::Removed => old_at += count,
-            Kind::Added => new_at += count,
+            LineKind::Removed => old_at += count,
+            LineKind::Added => new_at += count,
         }
-        parts.push(Part { kind, lines });
+        parts.push(DiffPart { kind, lines });
     }
 
     let max_lines = line_count(old).max(line_count(new));
@@ -71,7 +71,7 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
 
     // The common prefix is an unchanged run with no change before it.
     if prefix_lines > 0 {
-        if parts.first().is_some_and(|p| p.kind != Kind::Same) {
+        if parts.first().is_some_and(|p| p.kind != LineKind::Same) {
             let skipped = prefix_lines.saturating_sub(context_lines);
             if skipped > 0 {
                 out.push(elided.clone());
@@ -95,10 +95,10 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
     for (p, part) in parts.iter().enumerate() {
         let raw = part.lines;
         match part.kind {
-            Kind::Removed | Kind::Added => {
+            LineKind::Removed | LineKind::Added => {
                 first_changed_line.get_or_insert(new_no);
                 for line in raw {
-                    if part.kind == Kind::Added {
+                    if part.kind == LineKind::Added {
                         out.push(format!("+{new_no:>width$} {line}"));
                         new_no += 1;
                     } else {
@@ -108,8 +108,8 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
                 }
                 last_was_change = true;
             }
-            Kind::Same => {
-                let next_is_change = parts.get(p + 1).is_some_and(|n| n.kind != Kind::Same);
+            LineKind::Same => {
+                let next_is_change = parts.get(p + 1).is_some_and(|n| n.kind != LineKind::Same);
                 let show = |out: &mut Vec<String>,
                             lines: &[&str],
                             old_no: &mut usize,
@@ -175,7 +175,7 @@ pub fn generate_diff_string(old: &str, new: &str, context_lines: usize) -> DiffS
 /// the run before it (an index into the arena).
 struct Component {
     count: usize,
-    kind: Kind,
+    kind: LineKind,
     previous: Option<usize>,
 }
 
@@ -210,7 +210,7 @@ impl Diagonals {
 /// jsdiff 8's `diffLines` (the forward O(ND) Myers search of `Diff.diffWithOptionsObj`, its
 /// `addToPath`, `extractCommon` and `buildValues`), so ties break exactly as in Pi. Returns the
 /// change runs in order as (kind, number of lines).
-fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
+fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(LineKind, usize)> {
     let old_len = old.len() as isize;
     let new_len = new.len() as isize;
     let mut arena: Vec<Component> = Vec::new();
@@ -230,7 +230,7 @@ fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
         if common > 0 {
             arena.push(Component {
                 count: common,
-                kind: Kind::Same,
+                kind: LineKind::Same,
                 previous: head.last,
             });
             head.last = Some(arena.len() - 1);
@@ -238,8 +238,8 @@ fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
         head.old_pos = old_pos;
         new_pos
     };
-    let add_to_path = |arena: &mut Vec<Component>, head: PathHead, kind: Kind| {
-        let old_pos = head.old_pos + isize::from(kind == Kind::Removed);
+    let add_to_path = |arena: &mut Vec<Component>, head: PathHead, kind: LineKind| {
+        let old_pos = head.old_pos + isize::from(kind == LineKind::Removed);
         let component = match head.last.map(|i| (i, &arena[i])) {
             Some((_, last)) if last.kind == kind => Component {
                 count: last.count + 1,
@@ -296,8 +296,8 @@ fn diff_lines(old: &[&str], new: &[&str]) -> Vec<(Kind, usize)> {
             let take_add = !can_remove
                 || (can_add && remove_path.map(|p| p.old_pos) < add_path.map(|p| p.old_pos));
             let mut head = match (take_add, add_path, remove_path) {
-                (true, Some(add), _) => add_to_path(&mut arena, add, Kind::Added),
-                (false, _, Some(remove)) => add_to_path(&mut arena, remove, Kind::Removed),
+                (true, Some(add), _) => add_to_path(&mut arena, add, LineKind::Added),
+                (false, _, Some(remove)) => add_to_path(&mut arena, remove, LineKind::Removed),
                 _ => unreachable!("the chosen path exists"),
             };
             let new_pos = extract_common(&mut arena, &mut head, diagonal);

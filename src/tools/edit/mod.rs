@@ -26,8 +26,9 @@ pub use normalize::{
     restore_line_endings, strip_bom,
 };
 pub use strategies::{
-    Applied, EditStrategy, ExactStrategy, Ladder, Miss, PiStrategy, Replacement, STRATEGIES,
-    StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name, strategy_names,
+    Applied, EditStrategy, ExactStrategy, Ladder, Miss, NearCopy, PiStrategy, Replacement,
+    STRATEGIES, StrategyError, StrategyInfo, failure_message, parse_strategy, strategy_by_name,
+    strategy_names,
 };
 
 use super::definitions::pi_tool;
@@ -97,7 +98,7 @@ impl Tool for EditTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let strategy = Arc::clone(&ctx.edit_strategy);
-        let reporter = Reporter {
+        let reporter = EditReporter {
             strategy: Arc::from(strategy.name()),
         };
         // validateEditInput runs before the queue.
@@ -168,11 +169,11 @@ impl Tool for EditTool {
 
 /// Builds the [`EditReport`] of a call.
 #[derive(Clone)]
-struct Reporter {
+struct EditReporter {
     strategy: Arc<str>,
 }
 
-impl Reporter {
+impl EditReporter {
     fn report(&self, tiers: Vec<LocatedEdit>, failure: Option<EditFailure>) -> EditReport {
         EditReport::new(&self.strategy, tiers, failure)
     }
@@ -271,7 +272,7 @@ fn edit_file(
     edits: &[Replacement],
     strategy: &dyn EditStrategy,
     cancel: &tokio_util::sync::CancellationToken,
-    reporter: &Reporter,
+    reporter: &EditReporter,
     capture: Option<&EditCapture>,
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
@@ -299,13 +300,9 @@ fn edit_file(
     }
     let text = PreparedText::new(&raw);
 
-    let applied = strategy.apply(&text.content, edits).map_err(|miss| {
-        reporter.fail(
-            failure_message(&miss.failure, edits.len(), path),
-            miss.tiers,
-            miss.failure,
-        )
-    })?;
+    let applied = strategy
+        .apply(&text.content, edits)
+        .map_err(|miss| reporter.fail(miss.message(edits.len(), path), miss.tiers, miss.failure))?;
 
     if cancel.is_cancelled() {
         return Err(reporter.aborted());

@@ -484,6 +484,29 @@ async fn exact_strategy_shares_pis_error_texts() {
     );
 }
 
+#[tokio::test]
+async fn a_near_copy_is_refused_with_the_line_that_differs_and_the_file_untouched() {
+    let file = "def limit():\n    retries = 3\n    timeout = 30\n    return retries * timeout\n";
+    let dir = dir_with(&[("cfg.py", file)]);
+    let old = "def limit():\n    retries = 3\n    timeout = 60\n    return retries * timeout\n";
+    let err = run_with(
+        &dir,
+        "safe",
+        one("cfg.py", old, "def limit():\n    return 90\n"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Could not find the exact text in cfg.py. The old text must match exactly including all whitespace and newlines. Lines 1-4 of the file are nearly the same text, but line 3 differs: the file has `    timeout = 30` where oldText has `    timeout = 60`. Read the file again and copy oldText from it."
+    );
+    assert_eq!(
+        err.edit,
+        report("safe", &[], Some(EditFailure::NotFound { index: 0 }))
+    );
+    assert_eq!(read(&dir, "cfg.py"), file);
+}
+
 #[test]
 fn strategies_are_found_by_name() {
     assert_eq!(strategy_names()[..2], ["pi", "exact"]);

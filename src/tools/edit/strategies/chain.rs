@@ -1,31 +1,52 @@
 //! Ladders: every strategy but `pi` and `exact` is a list of per-edit tiers tried in order
 //! (`chain:a,b,c`, the presets, and each single tier as a ladder of one). Each edit is located
-//! on its own against the original text by the first tier that finds it; a tier that finds it
-//! in more than one place ends the search with an error (a later, looser tier would only find
-//! more places, and picking one would be a guess). Then the replacements are checked for
-//! overlaps and spliced in one pass, as Pi does.
+//! on its own against the original text: first exactly, as `exact` does, whatever the tiers
+//! (an `oldText` that occurs once byte for byte is replaced there, and one that occurs more than
+//! once is ambiguous); then by the first tier that finds it. A tier that finds it in more than
+//! one place, or finds only a near-copy of it, ends the search with an error (a later, looser
+//! tier would only find more places, and picking one would be a guess). Then the replacements
+//! are checked for overlaps and spliced in one pass, as Pi does.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::exact::locate_exact;
 use super::lines::Haystack;
 use super::{
     Applied, EditStrategy, Locate, Located, Locator, Miss, Replacement, check_not_empty, splice,
 };
 use crate::tools::EditFailure;
 
-/// A named list of tiers.
+/// A named list of tiers, after the exact match every ladder tries first.
 pub struct Ladder {
     name: String,
     tiers: Vec<Arc<dyn Locator>>,
 }
 
 impl Ladder {
-    pub(crate) fn new(name: &str, tiers: Vec<Arc<dyn Locator>>) -> Self {
+    /// The ladder `name` of `tiers`; an `exact` tier among them is dropped, since every ladder
+    /// matches exactly first.
+    pub(crate) fn new(name: &str, mut tiers: Vec<Arc<dyn Locator>>) -> Self {
+        tiers.retain(|t| !t.is_exact());
         Ladder {
             name: name.to_owned(),
             tiers,
         }
+    }
+
+    /// Where one edit goes: exactly, else by the first tier that says anything.
+    fn locate(&self, hay: &Haystack<'_>, edit: &Replacement) -> Locate {
+        let exact = locate_exact(hay.text, &edit.old_text, "exact");
+        if !matches!(exact, Locate::NotFound) {
+            return exact;
+        }
+        for tier in &self.tiers {
+            let outcome = tier.locate(hay, edit);
+            if !matches!(outcome, Locate::NotFound) {
+                return outcome;
+            }
+        }
+        Locate::NotFound
     }
 }
 
@@ -40,14 +61,7 @@ impl EditStrategy for Ladder {
         let mut tiers = Vec::with_capacity(edits.len());
         let mut located = Vec::with_capacity(edits.len());
         for (index, edit) in edits.iter().enumerate() {
-            let mut outcome = Locate::NotFound;
-            for tier in &self.tiers {
-                outcome = tier.locate(&hay, edit);
-                if !matches!(outcome, Locate::NotFound) {
-                    break;
-                }
-            }
-            match outcome {
+            match self.locate(&hay, edit) {
                 Locate::Found(found) => {
                     tiers.push(found.located);
                     located.push(Located {
@@ -62,6 +76,11 @@ impl EditStrategy for Ladder {
                 }
                 Locate::NotFound => {
                     return Err(Miss::new(EditFailure::NotFound { index }, tiers));
+                }
+                Locate::NearCopy(near) => {
+                    let mut miss = Miss::new(EditFailure::NotFound { index }, tiers);
+                    miss.near_copy = Some(near);
+                    return Err(miss);
                 }
                 Locate::Ambiguous(count) => {
                     return Err(Miss::new(EditFailure::NotUnique { index, count }, tiers));

@@ -59,6 +59,10 @@ impl Locator for Exact {
     fn locate(&self, hay: &Haystack<'_>, edit: &Replacement) -> Locate {
         locate_exact(hay.text, &edit.old_text, "exact")
     }
+
+    fn is_exact(&self) -> bool {
+        true
+    }
 }
 
 /// `needle` found exactly and uniquely in `text`, reported as tier `tier`.

@@ -1,7 +1,9 @@
 //! `indent`: whole lines equal once leading whitespace is set aside (and trailing whitespace
 //! ignored), provided the indentation differs consistently: the same shift in columns on every
-//! line, or tabs where the model wrote spaces (or the reverse). `newText` is re-indented the same
-//! way (see `indentation`), so a block the model sent at the wrong depth lands at the file's.
+//! line, tabs where the model wrote spaces (or the reverse), or nesting by another unit (2 columns
+//! a level where the file has 4: one linear map of columns fits every line). `newText` is
+//! re-indented the same way (see `indentation`), so a block the model sent at the wrong depth
+//! lands at the file's.
 //!
 //! This is aider's `replace_part_with_missing_leading_whitespace` (a uniform prefix missing or
 //! added) generalised to shifts in columns and tab/space swaps, and the re-indentation Roo Code

@@ -2,10 +2,13 @@
 //! line, its width in columns, and the mapping from the indentation the model used to the file's.
 //!
 //! A mapping is accepted only when it is consistent: every non-blank line pair differs by the
-//! same number of columns (for some tab width among 4, 8 and 2). `newText` is then re-indented
-//! line by line: an indentation string the model used on a matched line becomes the file's
-//! string for it; any other is shifted by the same columns and written in the file's style
-//! (tabs if the matched lines are indented with tabs). Blank lines are left as they are.
+//! same number of columns (for some tab width among 4, 8 and 2), or else the model nests by
+//! another unit than the file (2 columns a level where the file has 4, say):
+//! one linear, increasing map from the model's columns to the file's fits every pair. `newText`
+//! is then re-indented line by line: an indentation string the model used on a matched line
+//! becomes the file's string for it; any other is shifted (or scaled) the same way and written
+//! in the file's style (tabs if the matched lines are indented with tabs). Blank lines are left
+//! as they are.
 
 /// Tab widths tried, most common first.
 const TAB_WIDTHS: [usize; 3] = [4, 8, 2];
@@ -35,6 +38,8 @@ pub(crate) struct Reindent {
     pairs: Vec<(String, String)>,
     /// Columns to add (may be negative).
     delta: isize,
+    /// A map `file = f0 + (model - m0) * df / dm` instead of the shift: `(m0, f0, dm, df)`.
+    scale: Option<(isize, isize, isize, isize)>,
     tab: usize,
     tabs: bool,
     identity: bool,
@@ -42,7 +47,8 @@ pub(crate) struct Reindent {
 
 impl Reindent {
     /// The mapping from the indentation of `model` lines to that of `file` lines (pairwise), or
-    /// `None` if no single shift explains every non-blank pair.
+    /// `None` if no single shift explains every non-blank pair, nor (when the model nests by
+    /// another unit than the file) one linear map of columns.
     pub fn between(model: &[&str], file: &[&str]) -> Option<Reindent> {
         let pairs: Vec<(&str, &str)> = model
             .iter()
@@ -64,9 +70,29 @@ impl Reindent {
             }
             Some(delta.unwrap_or(0))
         };
-        let (tab, delta) = TAB_WIDTHS
+        // The same model column always at the same file column, higher ones higher, all on one
+        // line through the two lowest levels.
+        let linear = |tab: usize| -> Option<(isize, isize, isize, isize)> {
+            let mut points: Vec<(isize, isize)> = pairs
+                .iter()
+                .map(|(m, f)| (columns(m, tab) as isize, columns(f, tab) as isize))
+                .collect();
+            points.sort_unstable();
+            points.dedup();
+            let (&(m0, f0), &(m1, f1)) = (points.first()?, points.get(1)?);
+            let (dm, df) = (m1 - m0, f1 - f0);
+            (dm > 0 && df > 0 && points.iter().all(|&(m, f)| (f - f0) * dm == (m - m0) * df))
+                .then_some((m0, f0, dm, df))
+        };
+        let shifted = TAB_WIDTHS
             .iter()
-            .find_map(|&tab| consistent(tab).map(|d| (tab, d)))?;
+            .find_map(|&tab| consistent(tab).map(|d| (tab, d, None)));
+        let (tab, delta, scale) = match shifted {
+            Some(found) => found,
+            None => TAB_WIDTHS
+                .iter()
+                .find_map(|&tab| linear(tab).map(|s| (tab, 0, Some(s))))?,
+        };
         let mut map: Vec<(String, String)> = Vec::new();
         for (m, f) in &pairs {
             if !map.iter().any(|(k, _)| k == m) {
@@ -76,6 +102,7 @@ impl Reindent {
         Some(Reindent {
             pairs: map,
             delta,
+            scale,
             tab,
             tabs,
             identity,
@@ -93,7 +120,13 @@ impl Reindent {
         if let Some((_, file)) = self.pairs.iter().find(|(m, _)| m == indent) {
             return file.clone();
         }
-        let col = (columns(indent, self.tab) as isize + self.delta).max(0) as usize;
+        let model = columns(indent, self.tab) as isize;
+        let col = match self.scale {
+            // Rounded to the nearest column.
+            Some((m0, f0, dm, df)) => f0 + ((model - m0) * df * 2 + dm).div_euclid(2 * dm),
+            None => model + self.delta,
+        };
+        let col = col.max(0) as usize;
         if self.tabs {
             let mut out = "\t".repeat(col / self.tab);
             out.push_str(&" ".repeat(col % self.tab));
@@ -153,6 +186,24 @@ mod tests {
         let same = Reindent::between(&["  a", "b"], &["  a", "b"]).unwrap();
         assert!(same.is_identity());
         assert_eq!(same.apply("x"), None);
+    }
+
+    #[test]
+    fn a_block_nested_by_another_unit_is_scaled_to_the_files() {
+        let model = ["if x:", "  if y:", "    a()"];
+        let file = ["    if x:", "        if y:", "            a()"];
+        let r = Reindent::between(&model, &file).unwrap();
+        assert_eq!(
+            r.apply("if x:\n  b()\n  if y:\n      c()\n").unwrap(),
+            "    if x:\n        b()\n        if y:\n                c()\n"
+        );
+        // Tabs in the file: two model columns a level become one tab.
+        let r =
+            Reindent::between(&["f {", "  g {", "    h;"], &["f {", "\tg {", "\t\th;"]).unwrap();
+        assert_eq!(r.apply("  g {\n      i;").unwrap(), "\tg {\n\t\t\ti;");
+        // Levels out of order or off the line are not a map.
+        assert!(Reindent::between(&["a", "  b", "    c"], &["a", "    b", "  c"]).is_none());
+        assert!(Reindent::between(&["a", "  b", "    c"], &["a", "    b", "      c"]).is_none());
     }
 
     #[test]

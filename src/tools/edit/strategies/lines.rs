@@ -12,7 +12,8 @@ pub(crate) struct Haystack<'a> {
     /// line).
     starts: Vec<usize>,
     pi_normalized: OnceCell<String>,
-    collapsed: OnceCell<super::whitespace::Collapsed>,
+    collapsed: OnceCell<super::collapsed::Collapsed>,
+    words: OnceCell<super::near_copy::FileWords<'a>>,
 }
 
 impl<'a> Haystack<'a> {
@@ -25,6 +26,7 @@ impl<'a> Haystack<'a> {
             starts,
             pi_normalized: OnceCell::new(),
             collapsed: OnceCell::new(),
+            words: OnceCell::new(),
         }
     }
 
@@ -80,10 +82,16 @@ impl<'a> Haystack<'a> {
         })
     }
 
+    /// The words of the text (to tell a typo from another name).
+    pub fn words(&self) -> &super::near_copy::FileWords<'a> {
+        self.words
+            .get_or_init(|| super::near_copy::FileWords::new(self.text))
+    }
+
     /// The text with whitespace runs collapsed (for the `whitespace` tier).
-    pub fn collapsed(&self) -> &super::whitespace::Collapsed {
+    pub fn collapsed(&self) -> &super::collapsed::Collapsed {
         self.collapsed
-            .get_or_init(|| super::whitespace::Collapsed::new(self.text))
+            .get_or_init(|| super::collapsed::Collapsed::new(self.text))
     }
 }
 

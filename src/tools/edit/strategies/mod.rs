@@ -7,21 +7,28 @@
 //! - whole-call strategies: `pi` (Pi's matcher, byte-faithful: once any edit needs its fuzzy tier
 //!   the whole file is rewritten normalised) and `exact`;
 //! - ladders of per-edit tiers ([`Ladder`]): every other name. Each edit of a call is located on
-//!   its own, against the original text, by the first tier that finds it; the replacements are
-//!   then checked for overlaps and spliced in one pass. A single tier (`indent`, `anchors`, ...)
-//!   is a ladder of one; `chain:a,b,c` and the presets (`codex`, `cline`, `opencode`, `safe`)
-//!   are longer ladders.
+//!   its own, against the original text: exactly first, as `exact` does, then by the first tier
+//!   that finds it; the replacements are then checked for overlaps and spliced in one pass. A
+//!   single tier (`indent`, `anchors`, ...) is a ladder of one; `chain:a,b,c` and the presets
+//!   (`codex`, `cline`, `opencode`, `safe`) are longer ladders.
 //!
-//! The guarantees every strategy keeps: an `oldText` must be unique, and an ambiguous match in
-//! any tier is an error with the count (the ladder stops there, it never guesses); every edit is
-//! matched against the original text; overlapping edits are an error; a result identical to the
-//! input is an error. The tool strips the BOM and turns CRLF into LF before the strategy runs and
+//! The guarantees every strategy keeps: an `oldText` that occurs exactly once is replaced there,
+//! byte for byte, before any tier of its own is tried (`pi` as Pi does: it counts occurrences in
+//! normalised space, so it refuses an exact match whose normalised form repeats); an `oldText`
+//! must be unique, and an ambiguous match in any tier is an error with the count (the ladder
+//! stops there, it never guesses); the tiers that score lines (`anchors`, with the lines the
+//! model dropped or added, and `similarity`) refuse a near-copy, a block in which a whole
+//! identifier, keyword, number or literal differs (see `near_copy`), with an error naming the
+//! line (`elision` finds its pieces exactly, so it never takes one); every edit is matched
+//! against the original text; overlapping edits are an error; a result identical to the input
+//! is an error. The tool strips the BOM and turns CRLF into LF before the strategy runs and
 //! restores both when it writes, so a strategy sees text only and never touches files.
 //!
 //! Depends on nothing in `tools` but the shared result types and the text normalisations.
 
 mod anchors;
 mod chain;
+mod collapsed;
 mod elision;
 mod escapes;
 mod exact;
@@ -30,6 +37,7 @@ mod indentation;
 mod levenshtein;
 mod line_numbers;
 mod lines;
+mod near_copy;
 mod opencode;
 mod pi;
 mod pi_local;
@@ -87,11 +95,65 @@ pub struct Applied<'a> {
 pub struct Miss {
     pub failure: EditFailure,
     pub tiers: Vec<LocatedEdit>,
+    /// When the edit that was not found nearly copies a block of the file: which block, and the
+    /// line that differs (the failure is then [`EditFailure::NotFound`]).
+    pub near_copy: Option<NearCopy>,
 }
 
 impl Miss {
     fn new(failure: EditFailure, tiers: Vec<LocatedEdit>) -> Self {
-        Miss { failure, tiers }
+        Miss {
+            failure,
+            tiers,
+            near_copy: None,
+        }
+    }
+
+    /// The text the model gets: Pi's error for the failure, and for a near-copy the line that
+    /// differs, so that the model can read it again.
+    pub fn message(&self, edit_count: usize, path: &str) -> String {
+        let base = failure_message(&self.failure, edit_count, path);
+        match &self.near_copy {
+            Some(near) => format!("{base} {}", near.describe()),
+            None => base,
+        }
+    }
+}
+
+/// A block of the file that an `oldText` nearly copies: the same code but for a line in which a
+/// whole identifier, keyword, number or literal is another (or a line that is not there), so
+/// the model is describing code that is not in the file. Line numbers count from 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearCopy {
+    pub first_line: usize,
+    pub last_line: usize,
+    /// The file's line that differs and its text, when the model's line was aligned with one.
+    pub file_line: Option<(usize, String)>,
+    /// `oldText`'s line that differs.
+    pub model_line: String,
+}
+
+impl NearCopy {
+    /// One or two sentences for the model.
+    pub fn describe(&self) -> String {
+        let block = if self.first_line == self.last_line {
+            format!("Line {} of the file is", self.first_line)
+        } else {
+            format!(
+                "Lines {}-{} of the file are",
+                self.first_line, self.last_line
+            )
+        };
+        let model = self.model_line.trim_end();
+        match &self.file_line {
+            Some((line, text)) => format!(
+                "{block} nearly the same text, but line {line} differs: the file has `{}` where oldText has `{model}`. Read the file again and copy oldText from it.",
+                text.trim_end()
+            ),
+            None => format!(
+                "{block} nearly the same text, but oldText's line `{model}` is not there in that order. Read the file again and copy oldText from it."
+            ),
+        }
     }
 }
 
@@ -152,7 +214,7 @@ pub const STRATEGIES: &[StrategyInfo] = &[
     ),
     info(
         "indent",
-        "lines equal but for a consistent indentation shift or tabs/spaces; newText re-indented (aider, Roo Code)",
+        "lines equal but for a consistent indentation shift, tabs/spaces or nesting unit; newText re-indented (aider, Roo Code)",
         true,
     ),
     info(
@@ -177,12 +239,12 @@ pub const STRATEGIES: &[StrategyInfo] = &[
     ),
     info(
         "anchors",
-        "first and last lines as anchors, middle lines by similarity >= T (default 0.8, never 0; `anchors:T`)",
+        "first and last lines as anchors, middle lines the same or with typos, scoring >= T (default 0.8; `anchors:T`); near-copies refused",
         true,
     ),
     info(
         "similarity:T",
-        "best line window by normalised edit distance >= T (Roo Code); refused when the runner-up is close",
+        "best line window by normalised edit distance >= T (Roo Code); near-copies and close runners-up refused",
         true,
     ),
     info("codex", "preset: exact, then Codex's unicode ladder", true),
@@ -406,6 +468,11 @@ pub fn failure_message(failure: &EditFailure, edit_count: usize, path: &str) -> 
 /// One tier of a [`Ladder`]: locates one edit in the original text.
 pub(crate) trait Locator: Send + Sync {
     fn locate(&self, hay: &Haystack<'_>, edit: &Replacement) -> Locate;
+
+    /// True for the `exact` tier, which every ladder runs first anyway.
+    fn is_exact(&self) -> bool {
+        false
+    }
 }
 
 /// What a tier found for one edit.
@@ -415,6 +482,9 @@ pub(crate) enum Locate {
     NotFound,
     /// Found in more than one place (the count): an error, never a guess.
     Ambiguous(usize),
+    /// Not found, but a block of the file nearly copies `oldText` with a line that differs by a
+    /// substitution: an error that names the line, never a guess (the ladder stops there).
+    NearCopy(NearCopy),
 }
 
 /// Where one edit matched (byte span of the original) and what replaces it.

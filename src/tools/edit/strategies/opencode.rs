@@ -333,7 +333,7 @@ fn as_is_then_windows(
     match locate_exact(hay.text, needle, tier) {
         Locate::Found(f) => hits.push(f),
         Locate::Ambiguous(n) => return Locate::Ambiguous(n),
-        Locate::NotFound => {}
+        Locate::NotFound | Locate::NearCopy(_) => {}
     }
     for i in windows_where(hay, lines, |_| true) {
         let (start, end) = lines_span(hay, i, i + lines - 1);

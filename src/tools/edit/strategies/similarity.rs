@@ -2,17 +2,21 @@
 //! (`1 - distance / max(len)`, over the lines with trailing whitespace dropped and Unicode
 //! punctuation folded), among windows of `oldText`'s line count and one line fewer or more. The
 //! best must score at least `T` (0.9 unless given), and the best window that does not overlap it
-//! must score less than `best - 0.05`, or the match is ambiguous. `newText` replaces the window
-//! as sent.
+//! must score less than `best - 0.05`, or the match is ambiguous. Only a window that holds
+//! `oldText` counts: every non-blank line of `oldText` aligned, in order, with a window line that
+//! is the same or a typo of it (see `near_copy`); a best window in which a line differs by a
+//! substitution (a whole identifier, keyword, number or literal) is a near-copy, refused with
+//! that line. `newText` replaces the window as sent.
 //!
 //! This is Roo Code's `multi-search-replace` fuzzy search (Levenshtein similarity with a
 //! threshold, punctuation normalised first), which searches middle-out and keeps the first best
 //! window it meets; we score every window (pruned by length and character counts, which bound
 //! the distance from below) and refuse near ties.
 
-use super::anchors::RUNNER_UP_MARGIN;
+use super::anchors::{RUNNER_UP_MARGIN, near_copy};
 use super::levenshtein::bounded;
 use super::lines::{Haystack, TextLines};
+use super::near_copy::align;
 use super::unicode::fold_punctuation;
 use super::{Found, Locate, Locator, Replacement};
 
@@ -122,15 +126,40 @@ impl Locator for Similarity {
                 }
             }
         }
-        let Some(&(i, m, best)) = scored.iter().max_by(|a, b| a.2.total_cmp(&b.2)) else {
-            return Locate::NotFound;
+        // The best window that holds oldText (every line the same or a typo); a near-copy
+        // scoring at the threshold is kept to be named if there is none.
+        let mut ranked: Vec<&(usize, usize, f64)> =
+            scored.iter().filter(|c| c.2 >= self.threshold).collect();
+        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+        let holds = |&(i, m, _): &(usize, usize, f64)| {
+            let window: Vec<&str> = (i..i + m).map(|k| hay.line(k)).collect();
+            align(&old.lines, &window, hay.words()).difference
         };
-        if best < self.threshold {
-            return Locate::NotFound;
+        let mut near = None;
+        let mut chosen = None;
+        for candidate in ranked {
+            match holds(candidate) {
+                None => {
+                    chosen = Some(*candidate);
+                    break;
+                }
+                Some(difference) => {
+                    near.get_or_insert((*candidate, difference));
+                }
+            }
         }
+        let Some((i, m, best)) = chosen else {
+            return match near {
+                Some(((i, m, _), difference)) => {
+                    Locate::NearCopy(near_copy(hay, &old.lines, (i, m), 0, difference))
+                }
+                None => Locate::NotFound,
+            };
+        };
         let disjoint_close = scored
             .iter()
             .filter(|c| (c.0 + c.1 <= i || c.0 >= i + m) && c.2 >= best - RUNNER_UP_MARGIN)
+            .filter(|c| holds(c).is_none())
             .count();
         if disjoint_close > 0 {
             return Locate::Ambiguous(disjoint_close + 1);

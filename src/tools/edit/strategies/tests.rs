@@ -72,15 +72,13 @@ fn pi_local_locates_like_pi_but_leaves_other_bytes_alone() {
         applied("pi-local", "a  \nb  \nc\n", "a\nb", "A\nB"),
         "A\nB  \nc\n"
     );
-    // Uniqueness is counted in normalised space, as Pi counts it.
+    // Uniqueness of a fuzzy match is counted in normalised space, as Pi counts it; an oldText
+    // present exactly once is replaced there (Pi would refuse it, see `pi_refuses_...`).
+    let quotes = "x = 'a'\nx = \u{2018}a\u{2019}\n";
+    assert_eq!(one("pi-local", quotes, "x = 'a'  ", "y"), ambiguous(2));
     assert_eq!(
-        one(
-            "pi-local",
-            "x = 'a'\nx = \u{2018}a\u{2019}\n",
-            "x = 'a'",
-            "y"
-        ),
-        ambiguous(2)
+        applied("pi-local", quotes, "x = 'a'", "y"),
+        "y\nx = \u{2018}a\u{2019}\n"
     );
     assert_eq!(tier("pi-local", "a\nb\n", "b", "c"), "exact");
 }
@@ -110,15 +108,23 @@ fn trimmed_lines_matches_at_any_indentation_and_inserts_new_text_as_sent() {
         PY.replace("    if x:\n        return 1\n", "if not x:\n  return 0\n")
     );
     assert_eq!(
-        one("trimmed-lines", PY, "return y\n", "z"),
+        one("trimmed-lines", PY, "return y  \n", "z"),
         Ok((
             PY.replace("    return y\n", "z"),
             vec![LocatedEdit::fuzzy("trimmed-lines", None)]
         ))
     );
+    // Present exactly, once: replaced there, byte for byte, not as the whole line.
+    assert_eq!(
+        one("trimmed-lines", PY, "return y", "z"),
+        Ok((
+            PY.replace("return y", "z"),
+            vec![LocatedEdit::exact("exact")]
+        ))
+    );
     // Two windows: an error, whatever their indentation.
     assert_eq!(one("trimmed-lines", "  a\n    a\n", "a", "b"), ambiguous(2));
-    assert_eq!(one("trimmed-lines", PY, "\n\n", "b"), not_found());
+    assert_eq!(one("trimmed-lines", PY, " \n \n", "b"), not_found());
 }
 
 // ---- whitespace --------------------------------------------------------------------------------
@@ -131,8 +137,8 @@ fn whitespace_collapses_runs_at_token_boundaries() {
         "x = foo(a, b)\ny = 2\n"
     );
     // Inside a token is not a match.
-    assert_eq!(one("whitespace", "ax = 1b\n", "x = 1", "z"), not_found());
-    assert_eq!(one("whitespace", "a  b\na b\n", "a b", "c"), ambiguous(2));
+    assert_eq!(one("whitespace", "ax = 1b\n", "x  = 1", "z"), not_found());
+    assert_eq!(one("whitespace", "a  b\na b\n", "a   b", "c"), ambiguous(2));
     // Leading indentation and a final newline in oldText take the whole line.
     assert_eq!(
         applied("whitespace", "  a  b  \nc\n", "  a b\n", "  d\n"),
@@ -183,9 +189,10 @@ fn indent_refuses_inconsistent_shifts_and_two_copies() {
 fn unicode_follows_codexs_ladder_and_names_each_pass() {
     let file = "a  \n  b \u{2014} \u{201C}q\u{201D}\nc\n";
     assert_eq!(tier("unicode", file, "a\n", "x\n"), "trim-end");
-    assert_eq!(tier("unicode", file, "c\n", "x\n"), "lines");
+    // Present exactly: the exact match every ladder tries first.
+    assert_eq!(tier("unicode", file, "c\n", "x\n"), "exact");
     assert_eq!(
-        tier("unicode", file, "b \u{2014} \u{201C}q\u{201D}\n", "x\n"),
+        tier("unicode", file, "   b \u{2014} \u{201C}q\u{201D}\n", "x\n"),
         "trim"
     );
     assert_eq!(tier("unicode", file, "b - \"q\"\n", "x\n"), "unicode");
@@ -217,7 +224,7 @@ fn escapes_unescape_old_and_new_text_alike() {
         applied("escapes", "a\nb\n", "a\\nb", "x\\ty\nz"),
         "x\\ty\nz\n"
     );
-    assert_eq!(one("escapes", "a\n", "a", "b"), not_found());
+    assert_eq!(one("escapes", "a\n", "b", "c"), not_found());
     assert_eq!(one("escapes", "a\nb\na\nb\n", "a\\nb", "c"), ambiguous(2));
 }
 
@@ -353,11 +360,17 @@ fn similarity_takes_the_closest_window_and_reports_its_score() {
     let score = tiers[0].score.unwrap();
     assert!((score - (1.0 - 1.0 / 55.0)).abs() < 1e-9, "{score}");
     assert_eq!(one("similarity:0.99", BLOCK, old, "x\n"), not_found());
-    // A runner-up as close as the best: ambiguous.
+    // A runner-up as close as the best: ambiguous (a typo of both).
+    let twice = "fetch_user_a(x)\nzzz\nfetch_user_b(x)\n";
+    assert_eq!(
+        one("similarity:0.8", twice, "fetch_user_c(x)\n", "x\n"),
+        ambiguous(2)
+    );
+    // A number that is neither: a near-copy of both, refused.
     let twice = "alpha_beta(1)\nzzz\nalpha_beta(2)\n";
     assert_eq!(
         one("similarity:0.8", twice, "alpha_beta(3)\n", "x\n"),
-        ambiguous(2)
+        not_found()
     );
     assert_eq!(
         one(
@@ -528,4 +541,242 @@ fn names_parse_and_bad_ones_are_errors_listing_the_valid_ones() {
         "bad threshold `0` in `similarity:0`: it must be a number above 0 and at most 1"
     );
     assert!(strategy_by_name("pi").is_some() && strategy_by_name("chain:x").is_none());
+}
+
+// ---- exact first -------------------------------------------------------------------------------
+
+/// The name of every listed strategy with its default parameter (`similarity:T` at 0.9).
+fn every_strategy() -> Vec<String> {
+    strategy_names()
+        .into_iter()
+        .map(|n| n.replace(":T", ":0.9"))
+        .collect()
+}
+
+#[test]
+fn every_strategy_applies_an_exact_unique_match_exactly_there() {
+    // (file, edits): every oldText occurs exactly once, byte for byte.
+    let cases: Vec<(&str, Vec<Replacement>)> = vec![
+        // Part of a line: line tiers would take the whole line (and its indentation).
+        ("  x = 1\ny = 2\n", vec![Replacement::new("x = 1", "z = 3")]),
+        // Across lines, starting and ending inside them.
+        (
+            "  x = 1\n  y = 2\nz\n",
+            vec![Replacement::new("1\n  y", "0\n  w")],
+        ),
+        // Whole lines whose trimmed text is also elsewhere, at another indentation.
+        (
+            "if a:\n    b()\nc:\n  b()\n",
+            vec![Replacement::new("    b()\n", "    d()\n")],
+        ),
+        // A near-copy elsewhere, and trailing whitespace elsewhere.
+        ("f(1)  \nf(2)\n", vec![Replacement::new("f(2)\n", "g(2)\n")]),
+        // An indentation shift the indent tier would apply to newText.
+        (
+            "def f():\n    return 1\n",
+            vec![Replacement::new("return 1\n", "return 2\n    # no shift\n")],
+        ),
+        // Several edits, each exact.
+        (
+            "  x = 1\n  y = 2\n",
+            vec![
+                Replacement::new("x = 1", "x = 9"),
+                Replacement::new("y = 2", "y = 8"),
+            ],
+        ),
+    ];
+    let exact = parse_strategy("exact").unwrap();
+    for (file, edits) in &cases {
+        let expected = exact.apply(file, edits).unwrap();
+        for spec in every_strategy() {
+            let got = parse_strategy(&spec).unwrap().apply(file, edits);
+            let got = got.unwrap_or_else(|m| panic!("{spec} on {file:?}: {m:?}"));
+            assert_eq!(got.new_content, expected.new_content, "{spec} on {file:?}");
+            assert_eq!(got.tiers, expected.tiers, "{spec} on {file:?}");
+        }
+    }
+}
+
+#[test]
+fn pi_refuses_an_exact_match_whose_normalised_form_repeats_and_no_other_strategy_does() {
+    // Pi counts occurrences in normalised space (spec section 3, [verified]); `pi` keeps that.
+    // Every other strategy replaces the one exact occurrence.
+    let file = "it's here\nit\u{2019}s here\n";
+    let edit = [Replacement::new("it's here", "ok")];
+    for spec in every_strategy() {
+        let got = parse_strategy(&spec).unwrap().apply(file, &edit);
+        if spec == "pi" {
+            assert_eq!(
+                got.unwrap_err().failure,
+                EditFailure::NotUnique { index: 0, count: 2 }
+            );
+        } else {
+            let got = got.unwrap_or_else(|m| panic!("{spec}: {m:?}"));
+            assert_eq!(got.new_content, "ok\nit\u{2019}s here\n", "{spec}");
+        }
+    }
+}
+
+// ---- near-copies -------------------------------------------------------------------------------
+
+const AREA: &str = "import math\n\ndef area(width, height):\n    scale = 2\n    label = \"rectangle\"\n    if width > 0 and height > 0:\n        return width * height * scale\n    return None\n\nprint(area(3, 4))\n";
+
+/// `AREA`'s function with line `k` (0 is `def area`) replaced by `line`.
+fn area_with(k: usize, line: &str) -> String {
+    let mut lines: Vec<&str> = AREA.lines().skip(2).take(6).collect();
+    lines[k] = line;
+    lines.join("\n") + "\n"
+}
+
+/// The fuzzy tiers that score lines, alone and in the recommended ladder.
+const SCORING: [&str; 4] = ["anchors", "similarity:0.9", "similarity:0.8", "safe"];
+
+#[test]
+fn near_copies_are_refused_with_the_line_that_differs() {
+    let new = "def area(width, height):\n    return width * height\n";
+    for (what, k, line) in [
+        ("identifier", 4, "        return width * depth * scale"),
+        (
+            "identifier of the file",
+            4,
+            "        return width * width * scale",
+        ),
+        ("keyword", 3, "    if width > 0 or height > 0:"),
+        ("number", 1, "    scale = 3"),
+        ("string literal", 2, "    label = \"square\""),
+    ] {
+        let old = area_with(k, line);
+        for spec in SCORING {
+            let miss = parse_strategy(spec)
+                .unwrap()
+                .apply(AREA, &[Replacement::new(old.as_str(), new)])
+                .unwrap_err();
+            assert_eq!(
+                miss.failure,
+                EditFailure::NotFound { index: 0 },
+                "{what} {spec}"
+            );
+            let near = miss
+                .near_copy
+                .unwrap_or_else(|| panic!("{what} {spec}: no near-copy"));
+            let file_line = AREA.lines().nth(2 + k).unwrap();
+            assert_eq!(
+                (near.file_line, near.model_line.as_str()),
+                (Some((3 + k, file_line.to_owned())), line),
+                "{what} {spec}"
+            );
+        }
+    }
+    // What the model reads.
+    let miss = parse_strategy("safe")
+        .unwrap()
+        .apply(
+            AREA,
+            &[Replacement::new(area_with(1, "    scale = 3"), new)],
+        )
+        .unwrap_err();
+    assert_eq!(
+        miss.message(1, "geo.py"),
+        "Could not find the exact text in geo.py. The old text must match exactly including all whitespace and newlines. Lines 3-8 of the file are nearly the same text, but line 4 differs: the file has `    scale = 2` where oldText has `    scale = 3`. Read the file again and copy oldText from it."
+    );
+}
+
+#[test]
+fn typos_inside_a_word_are_still_applied() {
+    let new = "def area(width, height):\n    return width * height\n";
+    let expected = AREA.replace(&area_with(0, "def area(width, height):"), new);
+    for (k, line) in [
+        (4, "        return width * heigth * scale"), // two letters swapped
+        (2, "    lable = \"rectangle\""),             // the same
+        (2, "    label = \"rectngle\""),              // a letter dropped in a string
+        (3, "    if width > 0 and hieght > 0:"),      // swapped
+        (4, "        return widthh * height * scale"), // doubled
+    ] {
+        let old = area_with(k, line);
+        for spec in SCORING {
+            let got = parse_strategy(spec)
+                .unwrap()
+                .apply(AREA, &[Replacement::new(old.as_str(), new)]);
+            let got = got.unwrap_or_else(|m| panic!("{line} {spec}: {m:?}"));
+            assert_eq!(got.new_content, expected, "{line} {spec}");
+        }
+    }
+}
+
+#[test]
+fn anchors_take_blank_lines_dropped_or_added_and_refuse_lines_out_of_order() {
+    let new = "X\n";
+    let expected = AREA.replace(&area_with(0, "def area(width, height):"), new);
+    // The file's blank line left out, or one added that the file does not have.
+    let old = "import math\ndef area(width, height):\n    scale = 2\n";
+    let want = AREA.replace(
+        "import math\n\ndef area(width, height):\n    scale = 2\n",
+        new,
+    );
+    assert_eq!(applied("anchors", AREA, old, new), want);
+    let added = area_with(2, "    label = \"rectangle\"\n");
+    assert_eq!(applied("anchors", AREA, &added, new), expected);
+    // Two lines swapped: the model describes an order the file does not have.
+    let mut lines: Vec<&str> = AREA.lines().skip(2).take(6).collect();
+    lines.swap(1, 2);
+    let swapped = lines.join("\n") + "\n";
+    let miss = parse_strategy("safe")
+        .unwrap()
+        .apply(AREA, &[Replacement::new(swapped.as_str(), new)])
+        .unwrap_err();
+    assert_eq!(miss.failure, EditFailure::NotFound { index: 0 });
+    assert!(miss.near_copy.is_some(), "{miss:?}");
+}
+
+#[test]
+fn anchors_do_not_take_a_line_moved_past_an_anchor_for_a_dropped_one() {
+    let file = "data = [\n    {\n        \"a\": 1,\n    },\n    {\n        \"b\": 2,\n    },\n]\n";
+    // `{` moved below the line it opens: the next `{` would end a window with two lines
+    // "dropped", one of them the `{` that oldText has.
+    let moved = "data = [\n        \"a\": 1,\n    {\n";
+    assert_eq!(one("anchors", file, moved, "data = []\n"), not_found());
+    // A line really left out is still found.
+    let dropped = "data = [\n    {\n    },\n";
+    assert_eq!(
+        applied("anchors", file, dropped, "data = [\n    {},\n"),
+        "data = [\n    {},\n    {\n        \"b\": 2,\n    },\n]\n"
+    );
+}
+
+#[test]
+fn a_near_copy_with_a_line_dropped_or_an_elision_is_still_refused() {
+    let new = "def area(width, height):\n    return width * height\n";
+    // A middle line left out (the anchors' window is a line longer) and a number substituted
+    // in another: the block is still not the one the model describes.
+    let mut lines: Vec<&str> = AREA.lines().skip(2).take(6).collect();
+    lines.remove(2);
+    lines[1] = "    scale = 3";
+    let old = lines.join("\n") + "\n";
+    for spec in SCORING {
+        let miss = parse_strategy(spec)
+            .unwrap()
+            .apply(AREA, &[Replacement::new(old.as_str(), new)])
+            .unwrap_err();
+        assert_eq!(miss.failure, EditFailure::NotFound { index: 0 }, "{spec}");
+    }
+    let near = parse_strategy("anchors")
+        .unwrap()
+        .apply(AREA, &[Replacement::new(old.as_str(), new)])
+        .unwrap_err()
+        .near_copy
+        .expect("anchors names the line");
+    assert_eq!(
+        (near.file_line, near.model_line.as_str()),
+        (Some((4, "    scale = 2".to_owned())), "    scale = 3")
+    );
+    // The same line dropped without the substitution is applied.
+    lines[1] = "    scale = 2";
+    let dropped = lines.join("\n") + "\n";
+    let expected = AREA.replace(&area_with(0, "def area(width, height):"), new);
+    assert_eq!(applied("safe", AREA, &dropped, new), expected);
+    // Elided pieces are found exactly: a substitution in one is not found at all.
+    let elided = "def area(width, height):\n    scale = 3\n    # ...\n    return None\n";
+    for spec in ["elision", "safe"] {
+        assert_eq!(one(spec, AREA, elided, new), not_found(), "{spec}");
+    }
 }

@@ -14,35 +14,6 @@ use super::{Found, Locate, Locator, Replacement, unique_or_ambiguous};
 
 pub(super) struct Whitespace;
 
-/// A text with whitespace runs collapsed, and the original offset of every byte of it.
-pub(crate) struct Collapsed {
-    text: String,
-    /// For each byte of `text`, the original offset of the char it starts (or continues).
-    origin: Vec<usize>,
-}
-
-impl Collapsed {
-    pub fn new(original: &str) -> Self {
-        let mut text = String::with_capacity(original.len());
-        let mut origin = Vec::with_capacity(original.len());
-        let mut in_space = false;
-        for (at, c) in original.char_indices() {
-            if c.is_whitespace() {
-                if !in_space {
-                    text.push(' ');
-                    origin.push(at);
-                }
-                in_space = true;
-                continue;
-            }
-            in_space = false;
-            text.push(c);
-            origin.extend(std::iter::repeat_n(at, c.len_utf8()));
-        }
-        Collapsed { text, origin }
-    }
-}
-
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
