@@ -27,7 +27,10 @@ use serde_json::Value;
 use crate::agent::Limits;
 use crate::tools::ToolSetSpec;
 
+pub mod requires;
 pub mod schema;
+
+pub use requires::Requires;
 
 use schema::{SchemaError, Segment, Validator};
 
@@ -76,6 +79,9 @@ pub struct TaskFile {
     /// Variables for the agent's commands and the checks, on top of the harness's allow-list.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// What the checks need on the machine (programs, Python modules, files).
+    #[serde(default)]
+    pub requires: Option<Requires>,
 }
 
 /// `defaults.yaml` as written. A task's own fields override these; tags and normalize rules add up.
@@ -202,6 +208,8 @@ pub struct Task {
     pub normalize_defaults: bool,
     /// Declared variables for the agent's commands and the checks, sorted by name.
     pub env: Vec<(String, String)>,
+    /// What the checks need on the machine; the runner skips the task when something is missing.
+    pub requires: Requires,
 }
 
 impl Task {
@@ -224,6 +232,7 @@ impl Task {
             normalize: vec![],
             normalize_defaults: true,
             env: vec![],
+            requires: Requires::default(),
         }
     }
 }
@@ -580,6 +589,7 @@ fn validate(
             .or(defaults.normalize_defaults)
             .unwrap_or(true),
         env: raw.env.into_iter().collect(),
+        requires: raw.requires.unwrap_or_default(),
     })
 }
 

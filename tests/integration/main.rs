@@ -7,6 +7,7 @@ mod edit;
 mod edits_cli;
 mod faults;
 mod golden;
+mod import;
 mod load;
 mod preflight;
 mod providers;
