@@ -424,6 +424,11 @@ fn build_task(
                 ),
             )
         })?;
+        // The track gives the student its own copy of a file it may not change (Java's
+        // `Winner.java` beside `Connect.java`): the fixture's stays, checked unchanged.
+        if files.editor.contains(&target) {
+            continue;
+        }
         if files.solution.iter().any(|s| s == &target) {
             taken.push(
                 files
