@@ -25,6 +25,8 @@
 //!                       offline comparison of edit strategies
 //!   -> reports          CSV, markdown, HTML, JUnit, trajectories, comparisons; they read
 //!                       records and run files only
+//!   -> import           outside suites (Exercism tracks, the aider polyglot benchmark) as
+//!                       task folders; depends on tasks only
 //!   -> runner           schedules task runs in parallel and fans events out to reporters
 //!   -> cli              the `harness` command line (the binary in main.rs is a thin shell)
 //! ```
@@ -40,6 +42,7 @@ pub mod cli;
 pub mod conversation;
 pub mod edits;
 pub mod events;
+pub mod import;
 pub mod markdown;
 pub mod providers;
 pub mod record;

@@ -17,6 +17,7 @@ pub mod compare;
 pub mod dev;
 pub mod edits;
 pub mod exit;
+pub mod import;
 pub mod merge;
 pub mod oracle;
 pub mod outcome;
@@ -64,6 +65,9 @@ pub enum Command {
     Edits(edits::EditsCommand),
     /// Compare two report folders (or the arms of one): flips and paired statistics.
     Compare(compare::CompareArgs),
+    /// Import an outside suite as task folders (`harness import exercism DIR --into TASKS`).
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     /// Merge the report folders of the shards of one suite (`run --partition`) into one report.
     Merge(merge::MergeArgs),
     /// Developer commands (re-recording the shipped scripted cassettes).
@@ -127,6 +131,7 @@ pub fn main() -> ExitCode {
         Command::Edits(command) => edits::run(command),
         Command::Compare(args) => compare::compare(args),
         Command::Merge(args) => merge::merge(args),
+        Command::Import(command) => import::run(command),
         Command::Dev(command) => dev::run(command),
     }
 }

@@ -184,6 +184,10 @@ async fn run_async(
     for line in prepared.skipped_journal_lines() {
         printer.warn(&line);
     }
+    for missing in prepared.missing_requirements() {
+        printer.warn(&missing.message);
+        printer.message(&format!("hint: {}", missing.hint));
+    }
     if let Some(c) = prepared.continued() {
         super::outcome::say_continued(printer, &c);
     }

@@ -96,6 +96,8 @@ pub struct Prepared {
     todo: SuitePlan,
     fingerprint: Fingerprint,
     previous: JournalContents,
+    /// Tasks whose `requires:` the machine does not meet: their runs are skipped.
+    unmet: preflight::UnmetRequirements,
 }
 
 /// Plans the runs of `request`, and refuses what cannot work before anything starts: a plan
@@ -150,6 +152,8 @@ pub fn prepare(request: SuiteRequest) -> Result<Prepared, SuiteError> {
     if !missing_keys.is_empty() {
         return Err(SuiteError::Refused(missing_keys));
     }
+    let todo_tasks: Vec<Arc<Task>> = todo.runs().into_iter().map(|r| r.task).collect();
+    let unmet = preflight::check_requirements(&todo_tasks, std::env::var_os("PATH"));
     Ok(Prepared {
         options,
         suite_options,
@@ -161,6 +165,7 @@ pub fn prepare(request: SuiteRequest) -> Result<Prepared, SuiteError> {
         todo,
         fingerprint,
         previous,
+        unmet,
     })
 }
 
@@ -228,9 +233,20 @@ impl Prepared {
         })
     }
 
-    /// The runs that will run, in plan order.
+    /// The runs that will run, in plan order (runs of tasks whose requirements are missing
+    /// are skipped instead).
     pub fn runs(&self) -> Vec<PlannedRun> {
-        self.todo.runs()
+        self.todo
+            .runs()
+            .into_iter()
+            .filter(|r| !self.unmet.skipped.contains_key(&r.task.id))
+            .collect()
+    }
+
+    /// What the machine lacks for some tasks (`requires:`), one line per missing thing with
+    /// what to install; those tasks' runs are skipped.
+    pub fn missing_requirements(&self) -> &[Problem] {
+        &self.unmet.missing
     }
 
     /// The report folder.
@@ -287,8 +303,13 @@ impl Prepared {
             Ok(log) => reporters.push(Arc::new(log)),
             Err(e) => warnings.push(format!("failed to write {}: {e}", events.display())),
         }
+        let (skipped, runnable): (Vec<PlannedRun>, Vec<PlannedRun>) = self
+            .todo
+            .runs()
+            .into_iter()
+            .partition(|r| self.unmet.skipped.contains_key(&r.task.id));
         let execution = execute_until(
-            self.todo.runs(),
+            runnable,
             &self.options,
             Arc::new(Fanout(reporters)),
             stop.clone(),
@@ -296,6 +317,22 @@ impl Prepared {
         .await;
         let interrupted = stop.is_cancelled();
         let mut new = execution.records;
+        // A task the machine cannot check is skipped with what to install, never run into a
+        // check failure.
+        for run in skipped {
+            let mut record = RunRecord::skipped(
+                &run.task.id,
+                &run.model.provider,
+                &run.model.model,
+                run.epoch,
+                &self.unmet.skipped[&run.task.id],
+            );
+            record.set_edit_strategy(&run.edit_strategy);
+            if let Err(e) = journal.append(&JournalEntry::now(record.clone())) {
+                warnings.push(e.to_string());
+            }
+            new.push(record);
+        }
         let mut errors = Vec::new();
         for task in self.todo.unplanned() {
             let record = missing_cassette_record(

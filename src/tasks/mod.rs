@@ -30,8 +30,11 @@ use serde_json::Value;
 use crate::agent::Limits;
 use crate::tools::ToolSetSpec;
 
+pub mod requires;
 pub mod schema;
 pub mod solution;
+
+pub use requires::Requires;
 
 use schema::{SchemaError, Segment, Validator};
 
@@ -92,6 +95,9 @@ pub struct TaskFile {
     /// Variables for the agent's commands and the checks, on top of the harness's allow-list.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// What the checks need on the machine (programs, Python modules, files).
+    #[serde(default)]
+    pub requires: Option<Requires>,
 }
 
 /// `defaults.yaml` as written. A task's own fields override these; tags and normalize rules add up.
@@ -225,6 +231,8 @@ pub struct Task {
     pub env: Vec<(String, String)>,
     /// The reference solution (`solution/` or `solution.sh` beside `task.yaml`), for the oracle.
     pub solution: Option<crate::providers::oracle::Reference>,
+    /// What the checks need on the machine; the runner skips the task when something is missing.
+    pub requires: Requires,
 }
 
 impl Task {
@@ -249,6 +257,7 @@ impl Task {
             normalize_defaults: true,
             env: vec![],
             solution: None,
+            requires: Requires::default(),
         }
     }
 }
@@ -673,6 +682,7 @@ fn validate(
             .unwrap_or(true),
         env: raw.env.into_iter().collect(),
         solution,
+        requires: raw.requires.unwrap_or_default(),
     })
 }
 

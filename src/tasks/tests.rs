@@ -278,7 +278,7 @@ fn every_problem_of_every_file_is_reported_at_once() {
         .collect();
     let expected = [
         "bad-fields/task.yaml: checks[0].expect_exit: expected integer, got \"zero\"",
-        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, prompts, attempts, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env",
+        "bad-fields/task.yaml: unknown field 'promt', expected one of id, prompt, prompts, attempts, system_prompt, tools, checks, limits, tags, normalize, normalize_defaults, env, requires",
         "bad-fields/task.yaml: tools: expected `coding`, `readonly` or a list of tool names (read, write, edit, bash, grep, find, ls), got \"writeonly\"",
         "dup-2/task.yaml: id: duplicate id 'same': dup-1/task.yaml has it already; give this task an id of its own",
         "empty/task.yaml: missing task.yaml",
@@ -744,4 +744,45 @@ fn prompts_and_attempts_load_and_their_mistakes_are_all_said_at_once() {
     let task = &suite.tasks[0];
     assert_eq!(task.prompts, ["first", "second", "third"]);
     assert_eq!(task.attempts, 2);
+}
+
+#[test]
+fn requires_is_loaded_and_its_mistakes_name_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "ok",
+        "id: ok\nprompt: p\nchecks: [{run: 'true'}]\nrequires: {programs: [cargo], python_modules: [pytest, a.b], files: [../deps], hint: install it}\n",
+    );
+    let suite = load_suite(dir.path()).unwrap();
+    assert_eq!(
+        suite.tasks[0].requires,
+        crate::tasks::Requires {
+            programs: vec!["cargo".into()],
+            python_modules: vec!["pytest".into(), "a.b".into()],
+            files: vec!["../deps".into()],
+            hint: Some("install it".into()),
+        }
+    );
+
+    task_dir(
+        dir.path(),
+        "bad",
+        "id: bad\nprompt: p\nchecks: [{run: 'true'}]\nrequires: {programs: go, python_modules: ['no such'], tools: [x]}\n",
+    );
+    let err = load_suite(dir.path()).unwrap_err();
+    let shown = messages(&err.problems).join("\n");
+    let shown = shown.replace(&format!("{}/", dir.path().display()), "");
+    assert!(
+        shown.contains("bad/task.yaml: requires.programs: expected array, got \"go\""),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("bad/task.yaml: requires.python_modules[0]:"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("bad/task.yaml: requires: unknown field 'tools'"),
+        "{shown}"
+    );
 }

@@ -8,6 +8,7 @@ mod edit;
 mod edits_cli;
 mod faults;
 mod golden;
+mod import;
 mod load;
 mod oracle;
 mod preflight;

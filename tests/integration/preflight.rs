@@ -378,3 +378,55 @@ fn files_nested_too_deep_are_refused_at_once_by_name() {
         "{stdout}{stderr}"
     );
 }
+
+#[test]
+fn a_task_whose_requirement_is_missing_is_skipped_up_front_and_the_rest_run() {
+    // Two shipped tasks replayed from their cassettes; one needs a program no machine has.
+    let dir = shipped("py-median");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for folder in ["tasks", "cassettes"] {
+        let status = Command::new("cp")
+            .arg("-a")
+            .arg(root.join(folder).join("sh-args"))
+            .arg(dir.path().join(folder))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let task_yaml = dir.path().join("tasks/py-median/task.yaml");
+    let mut text = std::fs::read_to_string(&task_yaml).unwrap();
+    text.push_str("requires:\n  programs: [harness-no-such-program]\n  python_modules: [json]\n");
+    std::fs::write(&task_yaml, text).unwrap();
+    let (code, stdout, stderr) = harness(
+        dir.path(),
+        &["run", "tasks", "--cassette-mode", "replay"],
+        &[],
+    );
+    assert_eq!(code, 100, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: 1 task needs `harness-no-such-program`, which is not on PATH: skipped (py-median)\n\
+             hint: install `harness-no-such-program` or put it on PATH\n"
+        ),
+        "{stderr}"
+    );
+    let reports: Vec<_> = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let csv = std::fs::read_to_string(reports[0].join("runs.csv")).unwrap();
+    let outcome = |id: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} in {csv}"))
+            .to_owned()
+    };
+    assert!(outcome("py-median").contains(",skipped,"), "{csv}");
+    assert!(
+        outcome("py-median")
+            .contains("not started: needs `harness-no-such-program`, which is not on PATH"),
+        "{csv}"
+    );
+    assert!(outcome("sh-args").contains(",passed,"), "{csv}");
+}
