@@ -12,6 +12,12 @@
 //! ```
 //!
 //! `--python DIR` overrides the standard library folder (default: `python3`'s `stdlib` path).
+//!
+//! `--corpus DIR` measures a corpus on disk instead, such as one extracted from real sessions
+//! (`harness edits extract SESSION... --out DIR`): per strategy, how often it agrees with the
+//! outcome the agent recorded (applies and writes the same file, or refuses too), its correct %
+//! on the calls with a gold answer, and every call the agent applied exactly where the strategy
+//! writes another file than `exact` or refuses (a strategy bug: an exact match must win).
 //! Throughput is given as wall time and as CPU time of the process (`/proc/self/stat`), which
 //! stays meaningful when other work shares the cores. The tables also go to
 //! `target/edits-bench/results.md`.
@@ -21,8 +27,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use harness::edits::compare::{Case, Summary, cases_from_perturbed, compare, summarize};
+use harness::edits::compare::{
+    Case, Replayer, Summary, Written, cases, cases_from_perturbed, compare, summarize,
+};
+use harness::edits::corpus::read_corpus;
 use harness::edits::perturb::{KINDS, PerturbOptions, SourceFile, generate, sources_from_dir};
+use harness::tools::MatchTier;
 use harness::tools::edit::{EditStrategy, parse_strategy, strategy_names};
 
 /// The strategies measured, in table order: every one `harness edits strategies` lists,
@@ -44,6 +54,7 @@ struct Options {
     files: usize,
     seed: u64,
     python: Option<PathBuf>,
+    corpus: Option<PathBuf>,
 }
 
 fn options() -> Options {
@@ -51,6 +62,7 @@ fn options() -> Options {
         files: 300,
         seed: 7,
         python: None,
+        corpus: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -60,6 +72,7 @@ fn options() -> Options {
             "--files" => o.files = value.parse().expect("--files N"),
             "--seed" => o.seed = value.parse().expect("--seed N"),
             "--python" => o.python = Some(PathBuf::from(value)),
+            "--corpus" => o.corpus = Some(PathBuf::from(value)),
             _ => {
                 i += 1;
                 continue;
@@ -168,6 +181,125 @@ fn table(out: &mut String, title: &str, summary: &Summary) {
     }
 }
 
+/// `--corpus DIR`: the strategies against the outcomes recorded in a corpus on disk.
+fn recorded_corpus(dir: &Path, names: &[String], strategies: &[Arc<dyn EditStrategy>]) -> String {
+    let corpus = read_corpus(dir).expect("a corpus");
+    for p in &corpus.problems {
+        eprintln!("warning: {p}");
+    }
+    let cases = cases(&corpus);
+    let replayer = Replayer::default();
+    let started = Instant::now();
+    let results = compare(&cases, strategies, 0).expect("thread pool");
+    let secs = started.elapsed().as_secs_f64();
+    let summary = summarize(&cases, names, &results);
+    let recorded_after = |case: &Case| -> Option<Option<Arc<str>>> {
+        let o = case.record.outcome.as_ref()?;
+        Some(if o.is_error {
+            None
+        } else {
+            Some(corpus.blob(o.after.as_deref()?)?.clone())
+        })
+    };
+    let exactly = |case: &Case| {
+        case.record.outcome.as_ref().is_some_and(|o| {
+            !o.is_error
+                && o.report
+                    .as_ref()
+                    .is_some_and(|r| r.tiers.iter().all(|t| *t == MatchTier::Exact))
+        })
+    };
+    let applied = cases
+        .iter()
+        .filter(|c| recorded_after(c).is_some_and(|a| a.is_some()))
+        .count();
+    let gold = cases.iter().filter(|c| c.gold.is_some()).count();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n### {} ({} calls: {applied} applied, {} refused by the agent; {gold} with a gold answer)\n",
+        dir.display(),
+        cases.len(),
+        cases.len() - applied
+    );
+    let _ = writeln!(
+        out,
+        "| strategy | agrees with the recorded outcome | on applied | on refused | correct % (gold) | false applies | differs from `exact` on exact edits |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    let mut bugs = Vec::new();
+    for (s, (name, strategy)) in names.iter().zip(strategies).enumerate() {
+        let (mut agree, mut agree_applied, mut agree_refused, mut differs) = (0, 0, 0, 0);
+        for case in &cases {
+            let (Some(recorded), Some(before)) = (recorded_after(case), case.before.as_deref())
+            else {
+                continue;
+            };
+            let written = match replayer.write(&case.record.arguments, before, strategy.as_ref()) {
+                Some(Written::Applied { text, .. }) => Some(text),
+                _ => None,
+            };
+            let same = match (&recorded, &written) {
+                (Some(a), Some(w)) => **a == **w,
+                (None, None) => true,
+                _ => false,
+            };
+            if same {
+                agree += 1;
+                if recorded.is_some() {
+                    agree_applied += 1;
+                } else {
+                    agree_refused += 1;
+                }
+            }
+            if exactly(case) && !same {
+                differs += 1;
+                bugs.push(format!(
+                    "- `{name}` on {} ({}): {}",
+                    case.id(),
+                    case.record.path,
+                    if written.is_some() {
+                        "writes another file"
+                    } else {
+                        "refuses"
+                    }
+                ));
+            }
+        }
+        let t = &summary.overall[s];
+        let pct = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "| {name} | {agree} ({:.1}%) | {agree_applied}/{applied} | {agree_refused}/{} | {:.1} | {} | {differs} |",
+            pct(agree, cases.len()),
+            cases.len() - applied,
+            t.correct_pct(),
+            t.false_applies
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCompared in {secs:.2} s ({} calls x {} strategies).",
+        cases.len(),
+        strategies.len()
+    );
+    if bugs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo strategy differs from `exact` on an edit the agent applied exactly."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nCalls the agent applied exactly where a strategy differs from `exact`:\n"
+        );
+        for b in bugs {
+            let _ = writeln!(out, "{b}");
+        }
+    }
+    out
+}
+
 fn main() {
     let o = options();
     let measured = measured();
@@ -176,6 +308,11 @@ fn main() {
         .map(|s| parse_strategy(s).expect("strategy"))
         .collect();
     let names: Vec<String> = measured.iter().map(|s| (*s).to_owned()).collect();
+    if let Some(dir) = &o.corpus {
+        let report = recorded_corpus(dir, &names, &strategies);
+        println!("{report}");
+        return;
+    }
     let stdlib = o.python.clone().or_else(python_stdlib);
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut corpora: Vec<(String, PathBuf, usize)> = Vec::new();
