@@ -64,6 +64,9 @@ pub struct ExtractArgs {
     /// Pi sessions: end the session's path at this entry id instead of the file's last entry.
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
+    /// Sessions: name every edit call left out of the corpus, and why.
+    #[arg(long)]
+    pub explain: bool,
     /// Where the cassettes are.
     #[arg(long, default_value = "cassettes")]
     pub cassettes: PathBuf,
@@ -218,16 +221,14 @@ fn extract_sessions(args: &ExtractArgs, from: ExtractFrom) -> ExitCode {
                     stderr!("warning: {p}");
                     skipped += 1;
                 }
-                if args.repo.is_some()
-                    && args.commit.is_none()
-                    && session.header.timestamp.is_empty()
-                {
+                let started = session.started();
+                if args.repo.is_some() && args.commit.is_none() && started.is_empty() {
                     stderr!(
-                        "warning: {}: the header has no timestamp to find a commit by; pass `--commit`",
+                        "warning: {}: no timestamp to find a commit by; pass `--commit`",
                         file.display()
                     );
                 }
-                let tree = tree_for(&session.header.timestamp, file);
+                let tree = tree_for(&started, file);
                 corpus.add_pi(&session, &steps, tree.as_ref());
             }
             // (A suite never comes here.)
@@ -252,6 +253,11 @@ fn extract_sessions(args: &ExtractArgs, from: ExtractFrom) -> ExitCode {
     if let Err(e) = write_session_corpus(&args.out, &corpus) {
         return internal_error(&e.to_string());
     }
+    if args.explain {
+        for note in &corpus.left_out {
+            stderr!("note: {note}");
+        }
+    }
     let c = &corpus.counts;
     stderr!(
         "{} edit call(s) from {} session(s): {} kept ({} applied, {} of them exactly; {} refused) written to {}",
@@ -273,6 +279,9 @@ fn extract_sessions(args: &ExtractArgs, from: ExtractFrom) -> ExitCode {
         c.sequential,
         c.read_corrections
     );
+    if !args.explain && !corpus.left_out.is_empty() {
+        stderr!("hint: `--explain` names each call left out");
+    }
     if skipped == 0 {
         ExitCode::SUCCESS
     } else {

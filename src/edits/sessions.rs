@@ -186,6 +186,8 @@ pub struct SessionCorpus {
     /// Blob id to content.
     pub blobs: BTreeMap<String, String>,
     pub counts: ExtractCounts,
+    /// Every call left out: the session file, the call's line, and why.
+    pub left_out: Vec<crate::sessions::SessionProblem>,
     replayer: Replayer,
 }
 
@@ -197,6 +199,7 @@ struct Replay<'a> {
     task: String,
     run: String,
     source: &'static str,
+    file: PathBuf,
 }
 
 impl Replay<'_> {
@@ -289,6 +292,14 @@ fn diff_agrees(diff: &str, before: &str, after: &str) -> bool {
 }
 
 impl SessionCorpus {
+    fn leave_out(&mut self, replay: &Replay<'_>, step: &ToolStep, why: &str) {
+        self.left_out.push(crate::sessions::SessionProblem {
+            file: replay.file.clone(),
+            line: step.line,
+            message: format!("the `{}` call `{}` is left out: {why}", step.name, step.id),
+        });
+    }
+
     fn blob(&mut self, text: &str) -> String {
         let id = blob_id(text);
         self.blobs
@@ -355,6 +366,11 @@ impl SessionCorpus {
             }
             FileState::Absent | FileState::Unknown => {
                 self.counts.unknown_file += 1;
+                self.leave_out(
+                    replay,
+                    recorded.step,
+                    &format!("the file before it (`{}`) is not known", recorded.path),
+                );
                 return FileState::Unknown;
             }
         };
@@ -385,6 +401,11 @@ impl SessionCorpus {
                 }
                 Some(Written::Applied { .. }) => {
                     self.counts.refused_otherwise += 1;
+                    self.leave_out(
+                        replay,
+                        recorded.step,
+                        "the agent refused it but `exact` applies it on the rebuilt file",
+                    );
                     FileState::Unknown
                 }
             };
@@ -407,10 +428,20 @@ impl SessionCorpus {
         };
         let Some((strategy, after, located)) = applied else {
             self.counts.not_reproduced += 1;
+            self.leave_out(
+                replay,
+                recorded.step,
+                "the agent applied it but it does not apply on the rebuilt file",
+            );
             return FileState::Unknown;
         };
         if recorded.diff.is_some_and(|d| !diff_agrees(d, text, &after)) {
             self.counts.not_reproduced += 1;
+            self.leave_out(
+                replay,
+                recorded.step,
+                "on the rebuilt file it changes other lines than the agent's diff says",
+            );
             return FileState::Unknown;
         }
         if strategy == "exact" {
@@ -442,6 +473,7 @@ impl SessionCorpus {
             task: stem(&session.file),
             run: session.header.id.clone(),
             source: PI_SESSION,
+            file: session.file.clone(),
         };
         for step in steps {
             let path_arg = step
@@ -517,6 +549,7 @@ impl SessionCorpus {
             task: stem(&transcript.file),
             run: transcript.session_id.clone(),
             source: CLAUDE_CODE,
+            file: transcript.file.clone(),
         };
         for step in &transcript.steps {
             let input = &step.arguments;
@@ -602,6 +635,7 @@ impl SessionCorpus {
             })
         {
             self.counts.replace_all += 1;
+            self.leave_out(replay, step, "`replace_all` over several occurrences");
             return match (step.is_error, sequential) {
                 (false, Some(after)) => FileState::Known(after),
                 (false, None) => FileState::Unknown,
@@ -615,6 +649,7 @@ impl SessionCorpus {
                 == Some(true)
         {
             self.counts.user_modified += 1;
+            self.leave_out(replay, step, "the user changed it before accepting it");
             return FileState::Unknown;
         }
         let arguments = json!({
@@ -633,6 +668,7 @@ impl SessionCorpus {
             )
         {
             self.counts.sequential += 1;
+            self.leave_out(replay, step, "its edits build on each other (applied one after another, they give another file than ours)");
             return FileState::Known(expected.clone());
         }
         let recorded = Recorded {

@@ -682,6 +682,17 @@ impl PiMessage {
 }
 
 impl PiSession {
+    /// When the session began: the earliest timestamp of its header and entries (a session
+    /// branched from another keeps the other's older entries, and its header is newer).
+    pub fn started(&self) -> String {
+        let parse = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+        std::iter::once(self.header.timestamp.as_str())
+            .chain(self.entries.iter().map(|e| e.timestamp.as_str()))
+            .filter_map(|t| parse(t).map(|d| (d, t)))
+            .min_by_key(|(d, _)| *d)
+            .map_or_else(|| self.header.timestamp.clone(), |(_, t)| t.to_owned())
+    }
+
     /// The entries from the root to the leaf.
     pub fn path_entries(&self) -> impl Iterator<Item = &PiEntry> {
         self.path.iter().map(|&i| &self.entries[i])

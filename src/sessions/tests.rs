@@ -70,6 +70,7 @@ fn version_1_is_a_line_with_index_compactions_and_header_settings() {
     assert_eq!(detect(&file).unwrap(), Some(SessionKind::Pi));
     let session = read_session(&file, None).unwrap();
     assert_eq!(session.version, 1);
+    assert_eq!(session.started(), "2025-11-01T10:00:00Z");
     assert_eq!(session.problems, vec![]);
     assert_eq!(session.path.len(), 7, "every entry is on the one path");
     let ids: Vec<&str> = session.path_entries().map(|e| e.id.as_str()).collect();
@@ -143,6 +144,7 @@ fn versions_2_and_3_follow_the_tree_to_the_last_entry_or_the_leaf_given() {
         let file = v2_tree(dir.path(), version, role);
         let session = read_session(&file, None).unwrap();
         assert_eq!(session.problems, vec![], "v{version}");
+        assert_eq!(session.started(), "2025-12-01T10:00:00Z");
         let ids: Vec<&str> = session.path_entries().map(|e| e.id.as_str()).collect();
         assert_eq!(
             ids,

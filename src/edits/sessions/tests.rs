@@ -249,6 +249,20 @@ fn a_pi_session_is_replayed_on_the_repository_and_checked_against_its_outcomes()
             read_corrections: 0,
         }
     );
+    let left_out: Vec<String> = corpus
+        .left_out
+        .iter()
+        .map(|p| format!("{}: {}", p.line, p.message))
+        .collect();
+    assert_eq!(
+        left_out,
+        vec![
+            "10: the `edit` call `call8` is left out: the agent applied it but it does not apply on the rebuilt file",
+            "12: the `edit` call `call10` is left out: the file before it (`b.txt`) is not known",
+            "18: the `edit` call `call16` is left out: the file before it (`/etc/hosts`) is not known",
+            "30: the `edit` call `call28` is left out: on the rebuilt file it changes other lines than the agent's diff says",
+        ]
+    );
     let calls: Vec<(&str, bool, Option<Vec<MatchTier>>)> = corpus
         .records
         .iter()
@@ -514,6 +528,12 @@ fn a_claude_code_transcript_maps_edit_multi_edit_and_replace_all() {
             sequential: 1,
             read_corrections: 0,
         }
+    );
+    assert_eq!(corpus.left_out.len(), 5);
+    assert!(
+        corpus.left_out[1]
+            .message
+            .contains("`replace_all` over several occurrences")
     );
     let args: Vec<&Value> = corpus.records.iter().map(|r| &r.arguments).collect();
     assert_eq!(
