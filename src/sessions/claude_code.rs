@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{SessionError, SessionProblem, ToolStep, read_lines};
+use super::{SessionError, SessionProblem, ToolStep, parse_line, read_lines};
 
 /// Line types that carry no tool traffic.
 const PASSED_OVER: &[&str] = &[
@@ -103,17 +103,10 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, SessionError> {
     let mut replies: HashSet<String> = HashSet::new();
     let mut turn = 0u32;
     for (number, text) in &lines {
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value @ Value::Object(_)) => value,
-            Ok(_) => {
-                problem(*number, "not a JSON object; skipped".to_owned());
-                continue;
-            }
-            Err(e) => {
-                problem(
-                    *number,
-                    format!("not valid JSON ({e}), a truncated line?; skipped"),
-                );
+        let value = match parse_line(text) {
+            Ok(value) => value,
+            Err(message) => {
+                problem(*number, message);
                 continue;
             }
         };

@@ -96,6 +96,15 @@ pub(crate) fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, SessionErr
         .collect())
 }
 
+/// A line that must be a JSON object; `Err` with what to report (the line is skipped).
+pub(crate) fn parse_line(text: &str) -> Result<Value, String> {
+    match serde_json::from_str(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err("not a JSON object; skipped".to_owned()),
+        Err(e) => Err(format!("not valid JSON ({e}), a truncated line?; skipped")),
+    }
+}
+
 /// Which agent wrote a session file, judged by its first non-blank line: Pi's files open with
 /// a `{"type":"session", ...}` header; anything else that is a JSON object is taken for a
 /// Claude Code transcript.

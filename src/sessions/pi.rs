@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{SessionError, SessionProblem, ToolStep, read_lines};
+use super::{SessionError, SessionProblem, ToolStep, parse_line, read_lines};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Message, StopReason, ToolResultMessage, Usage,
     UserContent,
@@ -467,17 +467,10 @@ pub fn read_session(path: &Path, leaf: Option<&str>) -> Result<PiSession, Sessio
     let mut pending_first_kept: Vec<(usize, usize)> = Vec::new();
     let mut previous: Option<String> = None;
     for (number, text) in &lines[1..] {
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value @ Value::Object(_)) => value,
-            Ok(_) => {
-                problem(*number, "not a JSON object; skipped".to_owned());
-                continue;
-            }
-            Err(e) => {
-                problem(
-                    *number,
-                    format!("not valid JSON ({e}), a truncated line?; skipped"),
-                );
+        let value = match parse_line(text) {
+            Ok(value) => value,
+            Err(message) => {
+                problem(*number, message);
                 continue;
             }
         };
