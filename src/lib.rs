@@ -10,6 +10,8 @@
 //!                       cleanup, output caps, the commands' environment, the harness's secrets
 //! stats                 statistics on counts (intervals, pass@k, McNemar, bootstrap)
 //! conversation          provider-neutral messages, tool calls, usage, stop reasons
+//!   -> sessions         real agent sessions read back (Pi session files, Claude Code
+//!                       transcripts)
 //!   -> record           what a run leaves behind: the run record and run file, outcomes,
 //!                       error and divergence kinds, recorded outcomes, edit call outcomes
 //!   -> tools            the agent's tools (Pi's read, write, edit, bash, grep, find, ls)
@@ -50,6 +52,7 @@ pub mod reports;
 pub mod runner;
 pub mod sandbox;
 pub mod scoring;
+pub mod sessions;
 pub mod stats;
 pub mod tasks;
 #[cfg(feature = "testkit")]

@@ -26,17 +26,47 @@ pub enum EditsCommand {
     Perturb(PerturbArgs),
     /// Re-apply every call of a corpus under each strategy and compare them.
     Compare(EditsCompareArgs),
-    /// Build the edit corpus of a suite by replaying its cassettes (no network, no keys): the
-    /// same `edits.jsonl` every `harness run` writes in its report folder.
+    /// Build the edit corpus of a suite by replaying its cassettes (no network, no keys), or of
+    /// real Pi sessions and Claude Code transcripts: the same `edits.jsonl` every `harness run`
+    /// writes in its report folder, with the outcome each call had.
     Extract(ExtractArgs),
+}
+
+/// Where `harness edits extract` takes its calls from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExtractFrom {
+    /// A tasks folder and its cassettes.
+    Suite,
+    /// Pi session files (`~/.pi/agent/sessions/.../*.jsonl`), any version.
+    PiSession,
+    /// Claude Code transcripts (`~/.claude/projects/.../*.jsonl`).
+    ClaudeCode,
 }
 
 /// Arguments of `harness edits extract`.
 #[derive(Debug, Args)]
 pub struct ExtractArgs {
-    /// The tasks folder.
-    #[arg(default_value = "tasks")]
-    pub tasks: PathBuf,
+    /// The tasks folder (default `tasks`), or session files.
+    #[arg(value_name = "TASKS|SESSION")]
+    pub inputs: Vec<PathBuf>,
+    /// What the inputs are; by default a folder is a suite, and a file is a Pi session if it
+    /// opens with a `session` header, else a Claude Code transcript.
+    #[arg(long, value_enum)]
+    pub from: Option<ExtractFrom>,
+    /// Sessions: the git repository they worked in, where each file starts (a path under the
+    /// session's working directory is looked up in it).
+    #[arg(long, value_name = "GIT_DIR")]
+    pub repo: Option<PathBuf>,
+    /// Sessions: the commit files start from (default: the last commit of the repository's
+    /// HEAD before each session started).
+    #[arg(long, value_name = "SHA", requires = "repo")]
+    pub commit: Option<String>,
+    /// Pi sessions: end the session's path at this entry id instead of the file's last entry.
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    /// Sessions: name every edit call left out of the corpus, and why.
+    #[arg(long)]
+    pub explain: bool,
     /// Where the cassettes are.
     #[arg(long, default_value = "cassettes")]
     pub cassettes: PathBuf,
@@ -92,17 +122,183 @@ pub fn run(command: EditsCommand) -> ExitCode {
         }
         EditsCommand::Perturb(args) => perturb(&args),
         EditsCommand::Compare(args) => compare_command(&args),
-        EditsCommand::Extract(args) => match super::runtime::runtime() {
-            Ok(runtime) => runtime.block_on(extract(&args)),
+        EditsCommand::Extract(args) => match extract_source(&args) {
             Err(code) => code,
+            Ok(ExtractFrom::Suite) => match super::runtime::runtime() {
+                Ok(runtime) => runtime.block_on(extract(&args)),
+                Err(code) => code,
+            },
+            Ok(from) => extract_sessions(&args, from),
         },
+    }
+}
+
+/// What `harness edits extract`'s inputs are: `--from`, else a folder (or nothing) is a suite
+/// and files are sessions of the kind their first one is.
+fn extract_source(args: &ExtractArgs) -> Result<ExtractFrom, ExitCode> {
+    if let Some(from) = args.from {
+        if from == ExtractFrom::Suite && args.inputs.len() > 1 {
+            return Err(usage_error(
+                "a suite is one tasks folder",
+                "give one folder, or session files with `--from pi-session|claude-code`",
+            ));
+        }
+        return Ok(from);
+    }
+    match args.inputs.first() {
+        None => Ok(ExtractFrom::Suite),
+        Some(first) if first.is_dir() && args.inputs.len() == 1 => Ok(ExtractFrom::Suite),
+        Some(first) => match crate::sessions::detect(first) {
+            Ok(Some(crate::sessions::SessionKind::Pi)) => Ok(ExtractFrom::PiSession),
+            Ok(Some(crate::sessions::SessionKind::ClaudeCode)) => Ok(ExtractFrom::ClaudeCode),
+            Ok(None) => Err(usage_error(
+                &format!(
+                    "`{}` is neither a tasks folder nor a session file (its first line is not a JSON object)",
+                    first.display()
+                ),
+                "give a tasks folder, or say what the files are with `--from pi-session|claude-code`",
+            )),
+            Err(e) => Err(usage_error(
+                &e.to_string(),
+                "give a tasks folder or session files",
+            )),
+        },
+    }
+}
+
+/// `harness edits extract --from pi-session|claude-code FILE...`: the edit calls of each
+/// session, their files rebuilt by replaying it (see [`crate::edits::sessions`]). A file that
+/// cannot be read, a bad line or a call without a result is named and skipped; the rest is
+/// extracted, and the exit status is non-zero if anything was skipped.
+fn extract_sessions(args: &ExtractArgs, from: ExtractFrom) -> ExitCode {
+    use crate::edits::sessions::{GitTree, SessionCorpus, write_session_corpus};
+    use crate::sessions::{claude_code, pi};
+    if args.inputs.is_empty() {
+        return usage_error("no session files given", "pass one or more .jsonl files");
+    }
+    let mut skipped = 0usize;
+    let mut fixed: Option<GitTree> = None;
+    if let (Some(repo), Some(commit)) = (&args.repo, &args.commit) {
+        match GitTree::open(repo, commit) {
+            Ok(tree) => fixed = Some(tree),
+            Err(e) => {
+                stderr!(
+                    "error: {e}; files are rebuilt from the sessions' own reads and writes only"
+                );
+                skipped += 1;
+            }
+        }
+    }
+    // Without `--commit`, each session starts from the last commit before it began.
+    let tree_for = |started: &str, file: &std::path::Path| -> Option<GitTree> {
+        if args.commit.is_some() {
+            return fixed.clone();
+        }
+        let repo = args.repo.as_deref()?;
+        let sha = GitTree::commit_before(repo, started)?;
+        let tree = GitTree::open(repo, &sha).ok()?;
+        stderr!(
+            "{}: files start from commit {} (the last before {started})",
+            file.display(),
+            &sha[..sha.len().min(12)]
+        );
+        Some(tree)
+    };
+    let mut corpus = SessionCorpus::default();
+    for file in &args.inputs {
+        match from {
+            ExtractFrom::PiSession => {
+                let session = match pi::read_session(file, args.leaf.as_deref()) {
+                    Ok(session) => session,
+                    Err(e) => {
+                        stderr!("error: {e}; session skipped");
+                        skipped += 1;
+                        continue;
+                    }
+                };
+                let (steps, unanswered) = session.tool_steps();
+                for p in session.problems.iter().chain(&unanswered) {
+                    stderr!("warning: {p}");
+                    skipped += 1;
+                }
+                let started = session.started();
+                if args.repo.is_some() && args.commit.is_none() && started.is_empty() {
+                    stderr!(
+                        "warning: {}: no timestamp to find a commit by; pass `--commit`",
+                        file.display()
+                    );
+                }
+                let tree = tree_for(&started, file);
+                corpus.add_pi(&session, &steps, tree.as_ref());
+            }
+            // (A suite never comes here.)
+            ExtractFrom::ClaudeCode | ExtractFrom::Suite => {
+                let transcript = match claude_code::read_transcript(file) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        stderr!("error: {e}; transcript skipped");
+                        skipped += 1;
+                        continue;
+                    }
+                };
+                for p in &transcript.problems {
+                    stderr!("warning: {p}");
+                    skipped += 1;
+                }
+                let tree = tree_for(&transcript.started, file);
+                corpus.add_claude_code(&transcript, tree.as_ref());
+            }
+        }
+    }
+    if let Err(e) = write_session_corpus(&args.out, &corpus) {
+        return internal_error(&e.to_string());
+    }
+    if args.explain {
+        for note in &corpus.left_out {
+            stderr!("note: {note}");
+        }
+    }
+    let c = &corpus.counts;
+    stderr!(
+        "{} edit call(s) from {} session(s): {} kept ({} applied, {} of them exactly; {} refused) written to {}",
+        c.edit_calls,
+        c.sessions,
+        corpus.records.len(),
+        c.applied,
+        c.applied_exactly,
+        c.refused,
+        args.out.join("edits.jsonl").display()
+    );
+    stderr!(
+        "left out: {} file unknown, {} not reproduced, {} refused for another reason, {} replace_all, {} user-modified, {} sequential MultiEdit; {} read(s) corrected the replayed file",
+        c.unknown_file,
+        c.not_reproduced,
+        c.refused_otherwise,
+        c.replace_all,
+        c.user_modified,
+        c.sequential,
+        c.read_corrections
+    );
+    if !args.explain && !corpus.left_out.is_empty() {
+        stderr!("hint: `--explain` names each call left out");
+    }
+    if skipped == 0 {
+        ExitCode::SUCCESS
+    } else {
+        stderr!("error: {skipped} line(s) or file(s) skipped (named above)");
+        ExitCode::from(exit::USAGE)
     }
 }
 
 /// `harness edits extract`: replays every cassette of the suite (recorded strategy, strict
 /// comparison) into a scratch report folder and keeps its `edits.jsonl` and blobs.
 async fn extract(args: &ExtractArgs) -> ExitCode {
-    let (suite, problems) = crate::tasks::load_suite_lenient(&args.tasks);
+    let tasks_dir = args
+        .inputs
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("tasks"));
+    let (suite, problems) = crate::tasks::load_suite_lenient(&tasks_dir);
     for p in &problems {
         stderr!("error: {p}");
     }
@@ -117,7 +313,7 @@ async fn extract(args: &ExtractArgs) -> ExitCode {
     };
     let mut options =
         crate::runner::RunOptions::new(args.cassettes.clone(), scratch.path().join("report"));
-    options.tasks_dir = args.tasks.clone();
+    options.tasks_dir = tasks_dir;
     let planned = match crate::runner::plan_runs(&tasks, &options) {
         Ok(planned) if !planned.is_empty() => planned,
         Ok(_) => {

@@ -175,6 +175,61 @@ impl Replayer {
     }
 }
 
+/// The edits of `arguments` as the edit tool reads them (`prepareArguments`, then validation
+/// against its schema); `None` if they are malformed.
+fn edits_of(arguments: &Value, schema: &Value) -> Option<Vec<crate::tools::edit::Replacement>> {
+    let prepared = prepare_edit_arguments(arguments.clone());
+    validate_arguments("edit", schema, &prepared)
+        .ok()
+        .and_then(|args| replacements_of(&args).ok())
+}
+
+/// What a call did to a file under a strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Written {
+    /// The file the call leaves (BOM and line endings restored) and how each edit was located.
+    Applied {
+        text: String,
+        located: Vec<crate::tools::LocatedEdit>,
+    },
+    /// The call failed; the edits located before it failed.
+    Refused {
+        failure: EditFailure,
+        located: Vec<crate::tools::LocatedEdit>,
+    },
+}
+
+impl Replayer {
+    /// Applies `arguments` to `before` under `strategy`, as the edit tool would; `None` if the
+    /// arguments are malformed.
+    pub fn write(
+        &self,
+        arguments: &Value,
+        before: &str,
+        strategy: &dyn EditStrategy,
+    ) -> Option<Written> {
+        edits_of(arguments, &self.schema).map(|edits| apply_edits(&edits, before, strategy))
+    }
+}
+
+fn apply_edits(
+    edits: &[crate::tools::edit::Replacement],
+    before: &str,
+    strategy: &dyn EditStrategy,
+) -> Written {
+    let text = PreparedText::new(before);
+    match strategy.apply(&text.content, edits) {
+        Ok(applied) => Written::Applied {
+            text: text.finish(&applied.new_content),
+            located: applied.tiers,
+        },
+        Err(miss) => Written::Refused {
+            failure: miss.failure,
+            located: miss.tiers,
+        },
+    }
+}
+
 fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOutcome {
     let refused = |locate: LocateAxis, apply: Apply, failure: Option<&'static str>| {
         let correct = match &case.gold {
@@ -193,11 +248,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             written: None,
         }
     };
-    let prepared = prepare_edit_arguments(case.record.arguments.clone());
-    let edits = validate_arguments("edit", schema, &prepared)
-        .ok()
-        .and_then(|args| replacements_of(&args).ok());
-    let Some(edits) = edits else {
+    let Some(edits) = edits_of(&case.record.arguments, schema) else {
         return ReplayOutcome {
             parse: Parse::Malformed,
             ..refused(
@@ -214,7 +265,6 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             Some(EditFailure::File.name()),
         );
     };
-    let text = PreparedText::new(before);
     let describe = |located: &[crate::tools::LocatedEdit]| {
         let tiers = located
             .iter()
@@ -227,11 +277,13 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             .min_by(f64::total_cmp);
         (tiers, score)
     };
-    match strategy.apply(&text.content, &edits) {
-        Ok(applied) => {
-            let written = text.finish(&applied.new_content);
-            let (tiers, score) = describe(&applied.tiers);
-            let locate = match applied.tiers.iter().find(|l| l.kind == MatchTier::Fuzzy) {
+    match apply_edits(&edits, before, strategy) {
+        Written::Applied {
+            text: written,
+            located,
+        } => {
+            let (tiers, score) = describe(&located);
+            let locate = match located.iter().find(|l| l.kind == MatchTier::Fuzzy) {
                 Some(fuzzy) => LocateAxis::Fuzzy(fuzzy.tier.clone()),
                 None => LocateAxis::Exact,
             };
@@ -251,9 +303,9 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
                 written: Some(fnv(&written)),
             }
         }
-        Err(miss) => {
-            let (tiers, score) = describe(&miss.tiers);
-            let (locate, apply) = match miss.failure {
+        Written::Refused { failure, located } => {
+            let (tiers, score) = describe(&located);
+            let (locate, apply) = match failure {
                 EditFailure::NotUnique { count, .. } => {
                     (LocateAxis::Ambiguous(count), Apply::NotAttempted)
                 }
@@ -264,7 +316,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             ReplayOutcome {
                 tiers,
                 score,
-                ..refused(locate, apply, Some(miss.failure.name()))
+                ..refused(locate, apply, Some(failure.name()))
             }
         }
     }

@@ -7,9 +7,11 @@
 //! - [`perturb`]: realistic model mistakes derived from gold edits (or from any folder of
 //!   source files), each with its kind and right answer;
 //! - [`compare`]: every call re-applied under every strategy, classified, summarised, with
-//!   paired statistics.
+//!   paired statistics;
+//! - [`sessions`]: the corpus of a real Pi session or Claude Code transcript, its files rebuilt
+//!   by replaying it.
 //!
-//! Sits after `tools` and `scoring` (it re-applies edits with the tool's own strategies and uses
+//! Sits after `tools`, `sessions` and `scoring` (it re-applies edits with the tool's own strategies and uses
 //! the exact McNemar test of `stats`); it must not depend on the runner, the reports or
 //! the CLI.
 
@@ -18,6 +20,7 @@ pub mod corpus;
 pub mod gold;
 pub mod perturb;
 pub mod recorder;
+pub mod sessions;
 
 pub use corpus::{CorpusWriter, EditRecord, Gold, read_corpus};
 pub use recorder::CorpusRecorder;

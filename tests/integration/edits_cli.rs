@@ -351,3 +351,170 @@ fn each_edit_strategy_is_an_arm_compared_in_the_summary() {
         "the flip between the arms is listed: {summary}"
     );
 }
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A Pi session (version 2) on a repository: its edits replayed from the commit before it
+/// started; a cut-off line and a call without a result named with file and line, the corpus
+/// written anyway and the exit status 2; `compare` reads the corpus.
+#[test]
+fn a_pi_session_becomes_a_corpus_and_its_bad_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("m.py"), "def g():\n    return 'a'\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let usage = serde_json::json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0});
+    let call = |id: &str, parent: &str, call: &str, old: &str, new: &str| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "t",
+            "message": {"role": "assistant", "api": "a", "provider": "p", "model": "m", "usage": usage, "stopReason": "toolUse",
+                "content": [{"type": "toolCall", "id": call, "name": "edit", "arguments": {"path": "m.py", "oldText": old, "newText": new}}]}})
+        .to_string()
+    };
+    let result = |id: &str, parent: &str, call: &str, is_error: bool| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "t",
+            "message": {"role": "toolResult", "toolCallId": call, "toolName": "edit", "isError": is_error,
+                "content": [{"type": "text", "text": if is_error { "Could not find the exact text" } else { "Successfully replaced text" }}]}})
+        .to_string()
+    };
+    let lines = [
+        serde_json::json!({"type": "session", "version": 2, "id": "s", "timestamp": "2025-06-01T00:00:00Z", "cwd": "/x"}).to_string(),
+        serde_json::json!({"type": "message", "id": "u", "parentId": null, "timestamp": "t", "message": {"role": "user", "content": "b please"}}).to_string(),
+        call("a1", "u", "c1", "return \"a\"", "return 'b'"),
+        result("r1", "a1", "c1", true),
+        "{\"type\":\"message\",\"id\":\"lost\",".to_owned(),
+        call("a2", "r1", "c2", "return 'a'", "return 'b'"),
+        result("r2", "a2", "c2", false),
+        call("a3", "r2", "c3", "def g", "def h"),
+    ];
+    let session = dir.path().join("pi.jsonl");
+    std::fs::write(&session, lines.join("\n") + "\n").unwrap();
+    let corpus = dir.path().join("corpus");
+    let out = run(&[
+        "edits",
+        "extract",
+        session.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let s = session.display();
+    assert!(
+        stderr.contains(&format!("warning: {s}:5: not valid JSON")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "warning: {s}:8: the `edit` call `c3` has no result on the session's path; left out"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("files start from commit"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "2 edit call(s) from 1 session(s): 2 kept (1 applied, 1 of them exactly; 1 refused)"
+        ),
+        "{stderr}"
+    );
+    let records = std::fs::read_to_string(corpus.join("edits.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), 2, "{records}");
+    assert!(records.contains("\"strategy\":\"pi-session\""), "{records}");
+
+    let out = run(&[
+        "edits",
+        "compare",
+        corpus.to_str().unwrap(),
+        "--strategy",
+        "exact",
+        "--strategy",
+        "pi",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut reader = csv::Reader::from_path(corpus.join("edits-compare.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let correct: Vec<String> = reader
+        .records()
+        .map(|r| r.unwrap()[col("correct")].to_owned())
+        .collect();
+    // The refused call (double quotes for single) is recovered by the next: its gold is the
+    // fixed file, which neither strategy reaches from its arguments; the applied call is its
+    // own gold. Rows: each call under exact, then pi.
+    assert_eq!(correct, ["missed", "missed", "correct", "correct"]);
+
+    // A commit the repository does not have is named; the import goes on without it.
+    let out = run(&[
+        "edits",
+        "extract",
+        session.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+        "--commit",
+        "deadbeef",
+        "--out",
+        dir.path().join("c2").to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("has no commit `deadbeef`"), "{stderr}");
+    assert!(stderr.contains("2 file unknown"), "{stderr}");
+}
+
+/// A Claude Code transcript, told by its first line: an `Edit` kept with the file its result
+/// holds; exit 0 when nothing was skipped.
+#[test]
+fn a_claude_code_transcript_becomes_a_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        serde_json::json!({"type": "assistant", "uuid": "1", "sessionId": "cc", "cwd": "/w", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Edit",
+                "input": {"file_path": "/w/a.txt", "old_string": "x", "new_string": "y"}}]}}),
+        serde_json::json!({"type": "user", "uuid": "2", "sessionId": "cc", "cwd": "/w", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "updated"}]},
+            "toolUseResult": {"filePath": "/w/a.txt", "oldString": "x", "newString": "y", "originalFile": "x\n", "userModified": false, "replaceAll": false}}),
+    ];
+    let transcript = dir.path().join("cc.jsonl");
+    std::fs::write(&transcript, lines.map(|l| l.to_string()).join("\n")).unwrap();
+    let corpus = dir.path().join("corpus");
+    let out = run(&[
+        "edits",
+        "extract",
+        transcript.to_str().unwrap(),
+        "--out",
+        corpus.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let records = std::fs::read_to_string(corpus.join("edits.jsonl")).unwrap();
+    assert!(
+        records.contains("\"strategy\":\"claude-code\""),
+        "{records}"
+    );
+    assert!(
+        records
+            .contains(r#""arguments":{"path":"/w/a.txt","edits":[{"oldText":"x","newText":"y"}]}"#),
+        "{records}"
+    );
+}
