@@ -381,6 +381,39 @@ async fn imported_exercises_pass_with_their_reference_and_fail_untouched() {
         );
     }
 
+    // The oracle says the same through the agent's own tools: every imported task whose
+    // toolchain is here passes with its reference (`oracle/reference` writes `solution/` over the
+    // fixture) and fails untouched (`oracle/none`).
+    let present: Vec<&str> = toolchains
+        .iter()
+        .filter(|(_, programs)| have(programs))
+        .map(|(id, _)| *id)
+        .collect();
+    let mut args = vec![
+        "validate",
+        "--oracle",
+        into.to_str().unwrap(),
+        "--jobs",
+        "2",
+    ];
+    for id in &present {
+        args.extend(["--task", id]);
+    }
+    let (code, out, err) = harness(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    for id in &present {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} not in\n{out}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells, [id, "pass", "fail", "ok"], "{out}");
+    }
+    assert!(
+        out.contains(&format!("{} task(s) hold", present.len())),
+        "{out}"
+    );
+
     // A test file changed in the workspace fails the second check.
     let task = &suite.tasks[4];
     let ws = Workspace::create(task, false).unwrap();
