@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::prompt::{self, PromptParts};
 use super::recipes::{self, ExerciseFacts, Language};
-use super::tree::{self, OutFile, Tree, Written};
+use super::tree::{self, OutFile, Tree, TreeChange};
 use super::{ImportError, ImportSummary, Skipped};
 use crate::tasks::Requires;
 
@@ -192,9 +192,9 @@ pub fn import(options: &ImportOptions) -> Result<ImportSummary, ImportError> {
                     source,
                 })?;
             match written {
-                Written::New => summary.new.push(id),
-                Written::Updated(files) => summary.updated.push((id, files)),
-                Written::Unchanged => summary.unchanged.push(id),
+                TreeChange::New => summary.new.push(id),
+                TreeChange::Updated(files) => summary.updated.push((id, files)),
+                TreeChange::Unchanged => summary.unchanged.push(id),
             }
             summary.count(language.slug());
         }

@@ -22,7 +22,7 @@ pub const OWNED: [&str; 2] = ["repo", "solution"];
 
 /// What writing a task folder did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Written {
+pub enum TreeChange {
     New,
     /// The paths (relative to the folder) that were added, changed or removed.
     Updated(Vec<String>),
@@ -31,7 +31,7 @@ pub enum Written {
 
 /// Writes `tree` into `dir`: files whose bytes or mode differ, removing files of the owned
 /// subfolders that `tree` lacks. Other files of `dir` are left alone.
-pub fn write_tree(dir: &Path, tree: &Tree) -> io::Result<Written> {
+pub fn write_tree(dir: &Path, tree: &Tree) -> io::Result<TreeChange> {
     let existed = dir.exists();
     let mut current = Tree::new();
     for sub in OWNED {
@@ -71,11 +71,11 @@ pub fn write_tree(dir: &Path, tree: &Tree) -> io::Result<Written> {
     }
     changed.sort();
     Ok(if !existed {
-        Written::New
+        TreeChange::New
     } else if changed.is_empty() {
-        Written::Unchanged
+        TreeChange::Unchanged
     } else {
-        Written::Updated(changed)
+        TreeChange::Updated(changed)
     })
 }
 
@@ -195,9 +195,9 @@ mod tests {
         tree.insert("repo/a.py".into(), file("a\n"));
         tree.insert("repo/sub/b.py".into(), file("b\n"));
         tree.insert("solution/a.py".into(), file("A\n"));
-        assert_eq!(write_tree(&task, &tree).unwrap(), Written::New);
+        assert_eq!(write_tree(&task, &tree).unwrap(), TreeChange::New);
         std::fs::write(task.join("notes.md"), "mine").unwrap();
-        assert_eq!(write_tree(&task, &tree).unwrap(), Written::Unchanged);
+        assert_eq!(write_tree(&task, &tree).unwrap(), TreeChange::Unchanged);
 
         tree.remove("repo/sub/b.py");
         tree.insert("repo/a.py".into(), file("a2\n"));
@@ -206,7 +206,7 @@ mod tests {
         tree.insert("repo/run.sh".into(), exec);
         assert_eq!(
             write_tree(&task, &tree).unwrap(),
-            Written::Updated(vec![
+            TreeChange::Updated(vec![
                 "repo/a.py".into(),
                 "repo/run.sh".into(),
                 "repo/sub/b.py".into()
@@ -222,6 +222,6 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o755);
-        assert_eq!(write_tree(&task, &tree).unwrap(), Written::Unchanged);
+        assert_eq!(write_tree(&task, &tree).unwrap(), TreeChange::Unchanged);
     }
 }
