@@ -94,10 +94,7 @@ impl RunPair<'_> {
         if !self.counts() {
             return None;
         }
-        match (
-            self.base.outcome == Outcome::Passed,
-            self.new.outcome == Outcome::Passed,
-        ) {
+        match (passed(self.base), passed(self.new)) {
             (true, false) => Some(Flip::Regressed),
             (false, true) => Some(Flip::Fixed),
             _ => None,
