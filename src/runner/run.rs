@@ -89,7 +89,8 @@ pub(super) async fn run_one(
     let jail = options
         .sandbox
         .jail(workspace.path())
-        .with_scratch(&scratch);
+        .with_scratch(&scratch)
+        .with_reads(task.requires.existing_files(&task.dir));
     // Under `isolated` the run's sandbox starts now, while the run is set up and the model is
     // asked for its first turn.
     jail.prepare();

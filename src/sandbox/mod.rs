@@ -337,6 +337,19 @@ impl Jail {
         self
     }
 
+    /// This jail with files and folders outside the workspace the task needs (its
+    /// `requires.files`, canonical): under `isolated` they are mounted read-only at their own
+    /// paths, so a check that links to a shared install outside the workspace finds it even
+    /// when it lies under the hidden home or `/tmp`. Other tiers see them as they are.
+    pub fn with_reads(mut self, reads: Vec<PathBuf>) -> Jail {
+        if reads != self.mounts.reads {
+            self.mounts.reads = reads;
+            // A sandbox is made for the mounts it was started with: a fresh one for these.
+            self.run = RunCell::default();
+        }
+        self
+    }
+
     /// The tier in force.
     pub fn tier(&self) -> Tier {
         self.sandbox.tier

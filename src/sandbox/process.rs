@@ -157,6 +157,9 @@ pub(crate) struct Mounts {
     pub(crate) tmp: Option<PathBuf>,
     /// bash's full-output files, readable (not writable) so the agent can follow Pi's notice.
     pub(crate) logs: Option<PathBuf>,
+    /// What the task's `requires.files` names (a shared dependency install, a data set),
+    /// visible read-only at its own path even under the hidden home or the private `/tmp`.
+    pub(crate) reads: Vec<PathBuf>,
 }
 
 impl Bwrap {
@@ -190,6 +193,9 @@ impl Bwrap {
         }
         if let Some(logs) = &mounts.logs {
             a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
+        }
+        for read in &mounts.reads {
+            a.extend(["--ro-bind-try".into(), read.into(), read.into()]);
         }
         a.extend([
             "--ro-bind".into(),
@@ -534,6 +540,7 @@ mod tests {
             home: Some("/tmp/run/home".into()),
             tmp: Some("/tmp/run/tmp".into()),
             logs: Some("/tmp/run/logs".into()),
+            reads: vec!["/tmp/suite/deps".into()],
         };
         let args: Vec<String> = b
             .args(&mounts, Path::new("/tmp/ws"))
@@ -551,7 +558,8 @@ mod tests {
                 "--die-with-parent --unshare-all --new-session --as-pid-1 --cap-drop ALL --ro-bind / / \
                  --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
                  --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
-                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
+                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind-try /tmp/suite/deps /tmp/suite/deps \
+                 --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
             )
         );
     }

@@ -31,4 +31,13 @@ impl Requires {
     pub fn is_empty(&self) -> bool {
         self.programs.is_empty() && self.python_modules.is_empty() && self.files.is_empty()
     }
+
+    /// The required files that exist, resolved against the task folder `dir` and made
+    /// canonical (symlinks followed), for the sandbox to show read-only.
+    pub fn existing_files(&self, dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        self.files
+            .iter()
+            .filter_map(|file| dir.join(file).canonicalize().ok())
+            .collect()
+    }
 }

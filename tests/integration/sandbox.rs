@@ -894,3 +894,53 @@ fn batch_accepts_lone_surrogates_and_a_failed_write_says_write() {
         "ENOSPC: no space left on device, write"
     );
 }
+
+#[test]
+fn a_required_folder_outside_the_workspace_is_read_only_inside_the_run_sandbox() {
+    // A shared dependency install (like an imported JavaScript suite's node_modules) lives
+    // beside the suite, here under /tmp, which `isolated` replaces with the run's private /tmp:
+    // the task's `requires.files` names it, so the agent and the checks read it there; nothing
+    // inside may change it.
+    let Some(_) = isolated_or_skip(
+        "a_required_folder_outside_the_workspace_is_read_only_inside_the_run_sandbox",
+    ) else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let deps = root.join("deps");
+    std::fs::create_dir_all(&deps).unwrap();
+    std::fs::write(deps.join("lib.txt"), "shared\n").unwrap();
+    let lib = deps.join("lib.txt");
+    let script = testkit::parse_script(
+        &format!(
+            "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'cat {lib} > seen.txt; echo changed > {lib} || echo refused > refused.txt'}}\n  - text: done\n",
+            lib = lib.display()
+        ),
+        "deps.yaml",
+    )
+    .unwrap();
+    let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+    let out = scripted_run(
+        &root,
+        &format!(
+            "id: deps\nprompt: p\nrequires:\n  files: ['{deps}']\nchecks:\n  - run: 'grep -qx shared {lib} && grep -qx shared seen.txt && test -f refused.txt'\n",
+            deps = deps.display(),
+            lib = lib.display()
+        ),
+        Tier::Isolated,
+        &server.base_url(),
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("deps ") && l.contains(" passed ")),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&lib).unwrap(), "shared\n");
+}
