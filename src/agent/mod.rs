@@ -80,6 +80,10 @@ pub enum StopCause {
     ModelError(String),
     /// The provider (or the cassette under it) failed; not the model's fault.
     Provider(ProviderError),
+    /// The reply was interrupted by its user (a replayed session's Escape): as Pi does after an
+    /// abort, an `aborted` reply ends the loop (and stays out of later requests), and the next
+    /// prompt, if any, goes on.
+    Interrupted,
 }
 
 impl StopCause {
@@ -87,6 +91,7 @@ impl StopCause {
     pub fn label(&self) -> String {
         match self {
             StopCause::Completed => "completed".to_owned(),
+            StopCause::Interrupted => "interrupted by the user".to_owned(),
             StopCause::Limit(kind) => format!("limit: {}", kind.name()),
             StopCause::ModelError(message) => format!("model error: {}", first_line(message)),
             StopCause::Provider(err) => format!(
@@ -232,6 +237,11 @@ impl Agent {
             run.model_time += elapsed;
             let reply = match reply {
                 Ok(reply) => reply,
+                Err(StopCause::Provider(ProviderError::Interrupted { message })) => {
+                    run.messages
+                        .push(Message::Assistant(self.interrupted_reply(message)));
+                    return StopCause::Interrupted;
+                }
                 Err(stop) => return stop,
             };
             run.turns = turn;
@@ -290,6 +300,22 @@ impl Agent {
             if ctx.cancel.is_cancelled() {
                 return StopCause::Limit(LimitKind::WallTime);
             }
+        }
+    }
+
+    /// What Pi keeps of a reply its user interrupted: an `aborted` assistant message, which
+    /// later requests leave out.
+    fn interrupted_reply(&self, message: String) -> AssistantMessage {
+        let spec = self.provider.spec();
+        AssistantMessage {
+            content: Vec::new(),
+            api: spec.api.as_str().to_owned(),
+            provider: spec.provider.clone(),
+            model: spec.model.clone(),
+            usage: Default::default(),
+            stop_reason: StopReason::Aborted,
+            error_message: Some(message),
+            response_id: None,
         }
     }
 

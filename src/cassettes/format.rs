@@ -572,7 +572,8 @@ pub enum StreamEnd {
     Completed,
     /// The connection broke mid-stream (see `error`); replay ends the body with that error.
     Cut,
-    /// The client stopped reading before the end (an abort); replay ends the body there.
+    /// The client stopped reading before the end (an abort, a user's Escape); replay ends the
+    /// body there, as an interruption the agent stops on as Pi does.
     Abandoned,
 }
 

@@ -340,11 +340,18 @@ impl Shared {
                     };
                     chunks.push(Ok(Bytes::from(encode(&raw))));
                 }
-                if *end == StreamEnd::Cut {
-                    let e = error
-                        .clone()
-                        .unwrap_or_else(|| "stream cut (recorded)".to_owned());
-                    chunks.push(Err(TransportError::Body(e)));
+                match end {
+                    StreamEnd::Cut => {
+                        let e = error
+                            .clone()
+                            .unwrap_or_else(|| "stream cut (recorded)".to_owned());
+                        chunks.push(Err(TransportError::Body(e)));
+                    }
+                    // The recording's client stopped reading here: its user interrupted.
+                    StreamEnd::Abandoned => chunks.push(Err(TransportError::Interrupted(
+                        "the recording stopped reading the reply here".to_owned(),
+                    ))),
+                    _ => {}
                 }
             }
         }

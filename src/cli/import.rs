@@ -19,6 +19,43 @@ pub enum ImportCommand {
     /// Exercism practice exercises: a track checkout (exercism/python, ...) or the aider
     /// polyglot benchmark (Aider-AI/polyglot-benchmark), one task per exercise.
     Exercism(ExercismArgs),
+    /// Pi session files (~/.pi/agent/sessions/…/*.jsonl, every version) as regression tests: a
+    /// task (the repository at the session's commit, the user's messages as prompts) and a
+    /// cassette of the model's recorded turns, replayed with `harness run --on-divergence
+    /// continue` against today's tools.
+    PiSession(PiSessionArgs),
+}
+
+/// `harness import pi-session`.
+#[derive(Debug, Args)]
+pub struct PiSessionArgs {
+    /// The session files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The repository the session worked in (its work tree or git directory).
+    #[arg(long, value_name = "GIT_DIR")]
+    pub repo: PathBuf,
+    /// The commit the session started from (default: the last commit of HEAD made before the
+    /// session's first timestamp).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// Follow the session's tree to this entry id instead of the file's last entry.
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    /// The tasks folder to write the tasks into.
+    #[arg(long, value_name = "TASKS")]
+    pub into: PathBuf,
+    /// The cassettes folder.
+    #[arg(long, value_name = "DIR", default_value = "cassettes")]
+    pub cassettes: PathBuf,
+    /// Write the cassette in this wire format instead of the session's own (repeatable: one
+    /// cassette per format).
+    #[arg(long = "format", value_name = "API", value_enum)]
+    pub formats: Vec<crate::providers::ApiKind>,
+    /// A check the task runs after the replay (repeatable); without one, the task checks that
+    /// the files the session's edits and writes left are as it left them.
+    #[arg(long = "check", value_name = "CMD")]
+    pub checks: Vec<String>,
 }
 
 /// `harness import exercism`.
@@ -52,6 +89,7 @@ pub struct ExercismArgs {
 pub fn run(command: ImportCommand) -> ExitCode {
     match command {
         ImportCommand::Exercism(args) => exercism_cmd(args),
+        ImportCommand::PiSession(args) => pi_session_cmd(args),
     }
 }
 
@@ -136,6 +174,110 @@ fn exercism_cmd(args: ExercismArgs) -> ExitCode {
         summary.skipped.len()
     ));
     if summary.skipped.is_empty() {
+        ExitCode::from(exit::SUCCESS)
+    } else {
+        ExitCode::from(exit::USAGE)
+    }
+}
+
+fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
+    use crate::import::pi_session::{PiImportOptions, import_session};
+    use crate::import::tree::TreeChange;
+    let printer = Printer::from_env(false);
+    let (config, _) = match crate::providers::config::HarnessConfig::load_first(
+        &super::run_args::config_candidates(&args.into),
+    ) {
+        Ok(found) => found,
+        Err(e) => return usage(&printer, &e.to_string(), "fix or remove the file"),
+    };
+    let catalog = match crate::providers::catalog::Catalog::with_config(&config) {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            return usage(
+                &printer,
+                &e.to_string(),
+                "see the README's provider section",
+            );
+        }
+    };
+    let options = PiImportOptions {
+        repo: args.repo.clone(),
+        commit: args.commit.clone(),
+        leaf: args.leaf.clone(),
+        into: args.into.clone(),
+        cassettes: args.cassettes.clone(),
+        formats: args.formats.clone(),
+        checks: args.checks.clone(),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return usage(
+                &printer,
+                &format!("cannot start a runtime: {e}"),
+                "try again",
+            );
+        }
+    };
+    let (mut failed, mut imported, mut unreadable) = (0usize, 0usize, 0usize);
+    for file in &args.files {
+        match runtime.block_on(import_session(file, &options, &catalog)) {
+            Ok(done) => {
+                imported += 1;
+                let change = match &done.change {
+                    TreeChange::New => "new".to_owned(),
+                    TreeChange::Unchanged => "unchanged".to_owned(),
+                    TreeChange::Updated(files) => format!("updated ({} files)", files.len()),
+                };
+                let calls = done
+                    .calls
+                    .iter()
+                    .map(|(name, n)| format!("{name} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                printer.note(&format!(
+                    "{}: task {} {change}: {} prompts, {} turns ({} interrupted or failed), calls: {}; commit {} ({})",
+                    file.display(),
+                    done.task,
+                    done.prompts,
+                    done.turns,
+                    done.interrupted,
+                    if calls.is_empty() { "none".to_owned() } else { calls },
+                    &done.commit[..done.commit.len().min(12)],
+                    done.commit_why,
+                ));
+                for cassette in &done.cassettes {
+                    printer.note(&format!("  cassette {}", cassette.display()));
+                }
+                if let Some(stopped) = &done.stopped {
+                    printer.warn(&format!(
+                        "{}: imported up to {stopped}; the rest of the session is left out",
+                        file.display()
+                    ));
+                }
+                for note in &done.notes {
+                    printer.warn(&format!("{}: {note}", file.display()));
+                }
+                for problem in &done.problems {
+                    printer.message(problem);
+                }
+                unreadable += usize::from(!done.problems.is_empty());
+            }
+            Err(e) => {
+                failed += 1;
+                printer.message(&format!("skipped {e}"));
+            }
+        }
+    }
+    printer.data(&format!(
+        "imported {imported} session(s) into {} and {} ({unreadable} with unreadable lines); skipped {failed}",
+        args.into.display(),
+        args.cassettes.display()
+    ));
+    if failed == 0 && unreadable == 0 {
         ExitCode::from(exit::SUCCESS)
     } else {
         ExitCode::from(exit::USAGE)

@@ -464,8 +464,10 @@ impl SessionCorpus {
         session: &crate::sessions::pi::PiSession,
         steps: &[ToolStep],
         tree: Option<&GitTree>,
-    ) {
+    ) -> BTreeMap<String, String> {
         self.counts.sessions += 1;
+        // The files the session's edits and writes changed, inside the repository.
+        let mut changed: Vec<String> = Vec::new();
         let mut replay = Replay {
             cwd: session.header.cwd.clone(),
             tree,
@@ -501,6 +503,7 @@ impl SessionCorpus {
                 }
                 "write" if !step.is_error => {
                     if let Some(content) = step.arguments.get("content").and_then(Value::as_str) {
+                        changed.push(key.clone());
                         replay.set(key, FileState::Known(content.to_owned()));
                     }
                 }
@@ -519,11 +522,22 @@ impl SessionCorpus {
                         fuzzy: true,
                     };
                     let after = self.edit(&replay, &recorded, before);
+                    if !step.is_error {
+                        changed.push(key.clone());
+                    }
                     replay.set(key, after);
                 }
                 _ => {}
             }
         }
+        changed
+            .into_iter()
+            .filter(|key| !key.starts_with('/'))
+            .filter_map(|key| match replay.files.get(&key) {
+                Some(FileState::Known(text)) => Some((key, text.clone())),
+                _ => None,
+            })
+            .collect()
     }
 
     fn read(&mut self, replay: &mut Replay<'_>, key: String, text: String) {

@@ -175,9 +175,96 @@ fn walk(
     Ok(())
 }
 
+/// Makes `dir` hold exactly `tree`, whole or not at all: the new folder is written beside it
+/// and renamed into place (the old one, if any, renamed away first and then removed), so a
+/// failure leaves the old folder as it was. Says what changed against the old folder.
+pub fn replace_dir(dir: &Path, tree: &Tree) -> io::Result<TreeChange> {
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let mut current = Tree::new();
+    if dir.is_dir() {
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type()?.is_dir() {
+                read_into(&entry.path(), &name, &mut current)?;
+            } else {
+                current.insert(name, read_file(&entry.path())?);
+            }
+        }
+    }
+    let changed: Vec<String> = tree
+        .iter()
+        .filter(|(path, file)| current.get(*path) != Some(file))
+        .map(|(path, _)| path.clone())
+        .chain(current.keys().filter(|p| !tree.contains_key(*p)).cloned())
+        .collect();
+    let existed = dir.exists();
+    if existed && changed.is_empty() {
+        return Ok(TreeChange::Unchanged);
+    }
+    let fresh = tempfile::Builder::new()
+        .prefix(".import-")
+        .tempdir_in(parent)?;
+    for (path, file) in tree {
+        let full = fresh.path().join(path);
+        if let Some(p) = full.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        std::fs::write(&full, &file.bytes)?;
+        let mode = if file.executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
+    }
+    let fresh = fresh.keep();
+    if existed {
+        let old = tempfile::Builder::new()
+            .prefix(".replaced-")
+            .tempdir_in(parent)?
+            .keep();
+        std::fs::remove_dir(&old)?;
+        std::fs::rename(dir, &old)?;
+        if let Err(e) = std::fs::rename(&fresh, dir) {
+            std::fs::rename(&old, dir)?;
+            let _ = std::fs::remove_dir_all(&fresh);
+            return Err(e);
+        }
+        std::fs::remove_dir_all(&old)?;
+        Ok(TreeChange::Updated(changed))
+    } else {
+        std::fs::rename(&fresh, dir)?;
+        Ok(TreeChange::New)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replaced_folder_holds_exactly_the_tree_and_says_what_changed() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("t");
+        let mut tree = Tree::new();
+        tree.insert("task.yaml".into(), file("id: t\n"));
+        tree.insert("repo/a.txt".into(), file("a\n"));
+        tree.insert("repo/old.txt".into(), file("old\n"));
+        assert_eq!(replace_dir(&dir, &tree).unwrap(), TreeChange::New);
+        assert_eq!(replace_dir(&dir, &tree).unwrap(), TreeChange::Unchanged);
+        tree.remove("repo/old.txt");
+        tree.insert("repo/a.txt".into(), file("b\n"));
+        assert_eq!(
+            replace_dir(&dir, &tree).unwrap(),
+            TreeChange::Updated(vec!["repo/a.txt".into(), "repo/old.txt".into()])
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("repo/a.txt")).unwrap(), "b\n");
+        assert!(!dir.join("repo/old.txt").exists());
+        // Nothing of the swap is left beside the folder.
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
 
     fn file(text: &str) -> OutFile {
         OutFile {

@@ -75,6 +75,7 @@ pub fn from_transport(err: TransportError) -> ProviderError {
         },
         TransportError::Body(message) => ProviderError::StreamCut { message },
         TransportError::Cassette(message) => ProviderError::Cassette(message),
+        TransportError::Interrupted(message) => ProviderError::Interrupted { message },
     }
 }
 

@@ -207,6 +207,10 @@ pub enum ProviderError {
     /// has no more interactions.
     #[error("{0}")]
     Cassette(String),
+    /// The recorded reply was interrupted by its user (an imported session's Escape): the
+    /// agent stops as Pi does after an abort and the next prompt goes on.
+    #[error("the reply was interrupted: {message}")]
+    Interrupted { message: String },
 }
 
 impl ProviderError {
@@ -237,6 +241,8 @@ impl ProviderError {
             ProviderError::StreamStalled { .. } => ErrorKind::StreamStalled,
             ProviderError::Protocol { .. } => ErrorKind::Protocol,
             ProviderError::Cassette(_) => ErrorKind::Cassette,
+            // Never an error of a run: the agent stops as after an abort.
+            ProviderError::Interrupted { .. } => ErrorKind::StreamCut,
         }
     }
 }

@@ -290,6 +290,7 @@ impl SseStream {
 fn body_error(err: TransportError) -> ProviderError {
     match err {
         TransportError::Cassette(message) => ProviderError::Cassette(message),
+        TransportError::Interrupted(message) => ProviderError::Interrupted { message },
         TransportError::Body(message) => ProviderError::StreamCut { message },
         other => ProviderError::StreamCut {
             message: other.to_string(),

@@ -67,6 +67,10 @@ pub enum TransportError {
     /// A cassette could not serve the request (diverged, exhausted, unreadable).
     #[error("{0}")]
     Cassette(String),
+    /// The recording's client stopped reading the reply here: the user interrupted it (Pi's
+    /// Escape), so the body ends without its closing event, on purpose.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 /// Sends requests. Implemented by the live client and by the cassette recorder and player.

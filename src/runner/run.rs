@@ -188,7 +188,11 @@ pub(super) async fn run_one(
     let agent_started = Instant::now();
     let mut agent_run = AgentRun::new(Vec::new());
     for prompt in &task.prompts {
-        if !agent_run.messages.is_empty() && agent_run.stop != StopCause::Completed {
+        let went_on = matches!(
+            agent_run.stop,
+            StopCause::Completed | StopCause::Interrupted
+        );
+        if !agent_run.messages.is_empty() && !went_on {
             break;
         }
         agent
@@ -253,6 +257,15 @@ pub(super) async fn run_one(
             attempt_outcomes,
         },
     );
+    let mut calls_per_tool = std::collections::BTreeMap::new();
+    for record in &agent_run.tool_calls {
+        *calls_per_tool
+            .entry(record.call.name.clone())
+            .or_insert(0usize) += 1;
+    }
+    if let Some(line) = divergence::drift_line(&findings.differences, &calls_per_tool) {
+        add_note(&mut record, line);
+    }
     for note in notes {
         add_note(&mut record, note);
     }
@@ -272,7 +285,11 @@ pub(super) async fn run_one(
     );
     let divergence_md = (!findings.differences.is_empty()).then(|| {
         redactor
-            .redact(&divergence::markdown(&run.label(), &findings.differences))
+            .redact(&divergence::markdown_with_calls(
+                &run.label(),
+                &findings.differences,
+                &calls_per_tool,
+            ))
             .into_owned()
     });
     // The run's files (its edit calls, run.json and the views of it, divergence.md) are

@@ -319,7 +319,10 @@ impl Session {
         options: &RunOptions,
     ) -> Option<Finished> {
         header.outcome = Some(crate::scoring::recorded_outcome(record));
-        let complete = matches!(stop, StopCause::Completed | StopCause::Limit(_));
+        let complete = matches!(
+            stop,
+            StopCause::Completed | StopCause::Interrupted | StopCause::Limit(_)
+        );
         match self {
             Session::Live(_) => None,
             Session::InProcess(_) => {

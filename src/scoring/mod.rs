@@ -193,7 +193,7 @@ pub fn decide_outcome(
                 ),
             );
         }
-        StopCause::Completed => {}
+        StopCause::Completed | StopCause::Interrupted => {}
     }
     if total == 0 {
         return (Outcome::Failed, "no checks ran".to_owned());

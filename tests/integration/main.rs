@@ -22,5 +22,6 @@ mod retry;
 mod run;
 mod sandbox;
 mod sandbox_races;
+mod sessions;
 mod tasks;
 mod volatile;

@@ -36,7 +36,8 @@ mod view;
 mod tests;
 
 pub use render::{
-    DivergenceColumns, SUMMARY_MAX, csv_columns, first_kind, first_turn, markdown, summary_line,
+    DivergenceColumns, SUMMARY_MAX, csv_columns, drift_by_tool, drift_line, first_kind, first_turn,
+    markdown, markdown_with_calls, summary_line,
 };
 pub use tracker::{DivergenceTracker, differences};
 pub use types::{Change, Difference, DivergenceKind, ReplaySetup, setup_mismatch};

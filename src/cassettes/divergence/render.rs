@@ -58,7 +58,67 @@ pub fn csv_columns(diffs: &[Difference]) -> DivergenceColumns {
 
 /// `divergence.md`: a table of every difference, then each with its diff. `title` names the
 /// run (task, provider and model, epoch).
+/// Per tool: how many calls the run made and how many of their results differ from the
+/// recording, tools in name order. A result that differs is counted once, at the request where
+/// it first appeared.
+pub fn drift_by_tool(
+    diffs: &[Difference],
+    calls: &std::collections::BTreeMap<String, usize>,
+) -> Vec<(String, usize, usize)> {
+    let mut differ: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for d in diffs {
+        if d.kind != DivergenceKind::ToolResult {
+            continue;
+        }
+        let tool = d
+            .subject
+            .strip_prefix("result of ")
+            .and_then(|rest| rest.split('#').next())
+            .unwrap_or("?");
+        *differ.entry(tool.to_owned()).or_default() += 1;
+    }
+    let mut tools: Vec<&String> = calls.keys().chain(differ.keys()).collect();
+    tools.sort();
+    tools.dedup();
+    tools
+        .into_iter()
+        .map(|t| {
+            (
+                t.clone(),
+                calls.get(t).copied().unwrap_or(0),
+                differ.get(t).copied().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// [`drift_by_tool`] in words: `read 1/3, edit 2/5` (results that differ / calls), only the
+/// tools with a difference; `None` when no result differs.
+pub fn drift_line(
+    diffs: &[Difference],
+    calls: &std::collections::BTreeMap<String, usize>,
+) -> Option<String> {
+    let parts: Vec<String> = drift_by_tool(diffs, calls)
+        .into_iter()
+        .filter(|(_, _, differ)| *differ > 0)
+        .map(|(tool, calls, differ)| format!("{tool} {differ}/{calls}"))
+        .collect();
+    (!parts.is_empty()).then(|| format!("tool results that differ: {}", parts.join(", ")))
+}
+
+/// The divergence report without the drift per tool (see [`markdown_with_calls`]).
 pub fn markdown(title: &str, diffs: &[Difference]) -> String {
+    markdown_with_calls(title, diffs, &Default::default())
+}
+
+/// The divergence report: every difference in a table, then each with its diff; with the
+/// run's calls per tool, a table of how many results of each tool differ, so that edit and
+/// read drift stand apart from commands whose output depends on the machine.
+pub fn markdown_with_calls(
+    title: &str,
+    diffs: &[Difference],
+    calls: &std::collections::BTreeMap<String, usize>,
+) -> String {
     let mut out = format!("# Divergence: {title}\n\n");
     if diffs.is_empty() {
         out.push_str("Every request matched the cassette.\n");
@@ -70,6 +130,14 @@ pub fn markdown(title: &str, diffs: &[Difference]) -> String {
         "{n} difference{} between the recorded requests and the requests built now, each at the request where it first appeared.\n",
         if n == 1 { "" } else { "s" }
     );
+    let drift = drift_by_tool(diffs, calls);
+    if !calls.is_empty() {
+        out.push_str("Drift per tool (calls made now, results that differ from the recording):\n\n| tool | calls | differ |\n|---|---|---|\n");
+        for (tool, n, differ) in &drift {
+            let _ = writeln!(out, "| {tool} | {n} | {differ} |");
+        }
+        out.push('\n');
+    }
     out.push_str("| # | turn | request | kind | where | change |\n|---|---|---|---|---|---|\n");
     for (i, d) in diffs.iter().enumerate() {
         let _ = writeln!(

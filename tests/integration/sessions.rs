@@ -1,0 +1,441 @@
+//! `harness import pi-session`: small Pi session files written here (never copies of real
+//! ones), imported against a throwaway git repository and replayed by the binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(["-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
+        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A repository with `src/a.py` committed on 2025-01-01.
+fn repo(dir: &Path) -> PathBuf {
+    let repo = dir.join("proj");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/a.py"), "def f():\n    return 1\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    repo
+}
+
+/// A Pi session file of version 3 (a tree of entries), written line by line.
+struct Session {
+    lines: Vec<Value>,
+    last: Option<String>,
+    n: usize,
+}
+
+const CWD: &str = "/home/dev/proj";
+
+impl Session {
+    fn new() -> Self {
+        Session {
+            lines: vec![json!({
+                "type": "session", "version": 3, "id": "5e55a0b1-0000-4000-8000-000000000001",
+                "timestamp": "2025-12-01T10:00:00.000Z", "cwd": CWD
+            })],
+            last: None,
+            n: 0,
+        }
+    }
+
+    /// The same entries in version 1: no version in the header, no entry ids.
+    fn version_1(mut self) -> Self {
+        if let Some(header) = self.lines[0].as_object_mut() {
+            header.remove("version");
+        }
+        for line in &mut self.lines[1..] {
+            if let Some(entry) = line.as_object_mut() {
+                entry.remove("id");
+                entry.remove("parentId");
+            }
+        }
+        self
+    }
+
+    fn push(&mut self, mut entry: Value) {
+        self.n += 1;
+        let id = format!("e{:03}", self.n);
+        entry["id"] = json!(id);
+        entry["parentId"] = json!(self.last);
+        entry["timestamp"] = json!(format!("2025-12-01T10:00:{:02}.000Z", self.n));
+        self.lines.push(entry);
+        self.last = Some(id);
+    }
+
+    fn user(&mut self, text: &str) {
+        self.push(json!({"type": "message", "message": {
+            "role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1
+        }}));
+    }
+
+    fn reply(&mut self, content: Value, stop: &str) {
+        self.push(json!({"type": "message", "message": {
+            "role": "assistant", "content": content, "api": "anthropic-messages",
+            "provider": "anthropic", "model": "claude-sonnet-4-5",
+            "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+            "stopReason": stop, "timestamp": 2
+        }}));
+    }
+
+    fn result(&mut self, id: &str, tool: &str, text: &str) {
+        self.push(json!({"type": "message", "message": {
+            "role": "toolResult", "toolCallId": id, "toolName": tool,
+            "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 3
+        }}));
+    }
+
+    fn write(&self, path: &Path) {
+        let text: String = self.lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// A session with three prompts: a read and an edit (with the results today's tools give), a
+/// reply the user interrupted, and a failed reply that Pi retried at once.
+fn session() -> Session {
+    let mut s = Session::new();
+    s.push(
+        json!({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"}),
+    );
+    s.user("Make f return 2.");
+    s.reply(
+        json!([{"type": "toolCall", "id": "toolu_01", "name": "read",
+                "arguments": {"path": format!("{CWD}/src/a.py")}}]),
+        "toolUse",
+    );
+    s.result("toolu_01", "read", "def f():\n    return 1\n");
+    s.push(json!({"type": "thinking_level_change", "thinkingLevel": "high"}));
+    s.reply(
+        json!([{"type": "text", "text": "Changing it."},
+               {"type": "toolCall", "id": "toolu_02", "name": "edit",
+                "arguments": {"path": "src/a.py", "edits": [{"oldText": "return 1", "newText": "return 2"}]}}]),
+        "toolUse",
+    );
+    s.result(
+        "toolu_02",
+        "edit",
+        "Successfully replaced 1 block(s) in src/a.py.",
+    );
+    s.reply(
+        json!([{"type": "text", "text": "Done: f returns 2."}]),
+        "stop",
+    );
+    s.user("Now explain it.");
+    s.reply(
+        json!([{"type": "thinking", "thinking": "Let me"}]),
+        "aborted",
+    );
+    s.user("Explain it in one line.");
+    s.reply(json!([]), "error");
+    s.reply(
+        json!([{"type": "text", "text": "f now returns 2."}]),
+        "stop",
+    );
+    s
+}
+
+fn harness(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+const TASK: &str = "pi-5e55a0b1";
+
+#[test]
+fn a_pi_session_imports_as_a_task_and_cassette_that_replay_clean_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let file = dir.path().join("session.jsonl");
+    session().write(&file);
+    let formats = [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ];
+    let mut args = vec!["import", "pi-session", file.to_str().unwrap()];
+    args.extend(["--repo", repo.to_str().unwrap(), "--into", "tasks"]);
+    args.extend(["--cassettes", "cassettes"]);
+    for f in formats {
+        args.extend(["--format", f]);
+    }
+    let out = harness(dir.path(), &args);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    // The commit is inferred from the session's first timestamp, and said why.
+    assert!(
+        said.contains("the last commit of HEAD made before the session began"),
+        "{said}"
+    );
+    assert!(
+        said.contains("3 prompts, 5 turns (2 interrupted or failed)"),
+        "{said}"
+    );
+    assert!(said.contains("1 thinking level change"), "{said}");
+
+    let task =
+        std::fs::read_to_string(dir.path().join("tasks").join(TASK).join("task.yaml")).unwrap();
+    assert!(
+        task.contains(
+            "prompts:\n- Make f return 2.\n- Now explain it.\n- Explain it in one line.\n"
+        ),
+        "{task}"
+    );
+    assert!(
+        task.contains("tools:\n- read\n- bash\n- edit\n- write\n"),
+        "{task}"
+    );
+    assert!(task.contains("files as the session left them"), "{task}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tasks").join(TASK).join("repo/src/a.py")).unwrap(),
+        "def f():\n    return 1\n"
+    );
+    let cassettes: Vec<_> = std::fs::read_dir(dir.path().join("cassettes").join(TASK))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(cassettes.len(), 4, "{cassettes:?}");
+    let anthropic = std::fs::read_to_string(
+        dir.path()
+            .join("cassettes")
+            .join(TASK)
+            .join("anthropic--claude-sonnet-4-5.yaml"),
+    )
+    .unwrap();
+    // The session's folder is the workspace placeholder; the interrupted reply is a stream the
+    // client stopped reading; the failed reply Pi retried is not there.
+    assert!(!anthropic.contains(CWD), "{anthropic}");
+    assert!(anthropic.contains("/workspace/src/a.py"));
+    assert_eq!(
+        anthropic.matches("end: abandoned").count(),
+        1,
+        "{anthropic}"
+    );
+    assert_eq!(anthropic.matches("\n- request:").count(), 5);
+
+    // Replayed in each format: every request as recorded, the outcome held.
+    for (provider, model) in [
+        ("anthropic", "claude-sonnet-4-5"),
+        ("openai", "claude-sonnet-4-5"),
+        ("openai-responses", "claude-sonnet-4-5"),
+        ("google", "claude-sonnet-4-5"),
+    ] {
+        let selector = format!("{provider}/{model}");
+        let out = harness(
+            dir.path(),
+            &[
+                "run",
+                "tasks",
+                "--model",
+                &selector,
+                "-q",
+                "--sandbox",
+                "none",
+            ],
+        );
+        let said = text(&out);
+        assert!(out.status.success(), "{selector}: {said}");
+        let row = said
+            .lines()
+            .find(|l| l.starts_with(TASK))
+            .unwrap_or_else(|| panic!("{selector}: {said}"));
+        assert!(
+            row.contains(" passed ") && !row.contains("drifted"),
+            "{selector}: {row}"
+        );
+    }
+}
+
+#[test]
+fn a_changed_tool_answer_is_reported_at_its_turn_and_call_with_the_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let file = dir.path().join("session.jsonl");
+    session().write(&file);
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "pi-session",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    // What the tools now see differs: read's answer at turn 1, and the edit no longer finds
+    // its text at turn 2, so the files do not end as the session left them.
+    std::fs::write(
+        dir.path().join("tasks").join(TASK).join("repo/src/a.py"),
+        "def f():\n    return  1\n",
+    )
+    .unwrap();
+    let out = harness(
+        dir.path(),
+        &[
+            "run",
+            "tasks",
+            "--on-divergence",
+            "continue",
+            "--sandbox",
+            "none",
+        ],
+    );
+    let said = text(&out);
+    assert!(said.contains("turn 1: result of read#1 changed"), "{said}");
+    assert!(
+        said.contains("turn 2: result of edit#1 changed (now an error)"),
+        "{said}"
+    );
+    assert!(said.contains("outcome changed: passed → failed"), "{said}");
+    let reports = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let divergence = std::fs::read_to_string(
+        reports
+            .join("runs")
+            .join(format!("{TASK}--anthropic--claude-sonnet-4-5--e1"))
+            .join("divergence.md"),
+    )
+    .unwrap();
+    assert!(
+        divergence.contains("| read | 1 | 1 |") && divergence.contains("| edit | 1 | 1 |"),
+        "{divergence}"
+    );
+}
+
+#[test]
+fn bad_sessions_are_named_and_nothing_is_written_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    // A truncated line is named with its file and line; the rest is imported, exit non-zero.
+    let torn = dir.path().join("torn.jsonl");
+    session().write(&torn);
+    let mut body = std::fs::read_to_string(&torn).unwrap();
+    body.push_str("{\"type\": \"message\", \"id\": \"e9\n");
+    std::fs::write(&torn, body).unwrap();
+    // A session whose commit the repository does not have: nothing written for it.
+    let other = dir.path().join("other.jsonl");
+    let mut s = session();
+    s.lines[0]["id"] = json!("0badc0de-0000-4000-8000-000000000002");
+    s.write(&other);
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "pi-session",
+            torn.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("torn.jsonl:15: not valid JSON"), "{said}");
+    assert!(
+        dir.path()
+            .join("tasks")
+            .join(TASK)
+            .join("task.yaml")
+            .exists()
+    );
+
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "pi-session",
+            other.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--commit",
+            "1234567",
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("other.jsonl") && said.contains("1234567"),
+        "{said}"
+    );
+    assert!(!dir.path().join("tasks/pi-0badc0de").exists());
+    assert!(!dir.path().join("cassettes/pi-0badc0de").exists());
+}
+
+#[test]
+fn a_version_1_session_imports_and_replays_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let file = dir.path().join("v1.jsonl");
+    session().version_1().write(&file);
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "pi-session",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("3 prompts, 5 turns"), "{said}");
+    let out = harness(dir.path(), &["run", "tasks", "-q", "--sandbox", "none"]);
+    let said = text(&out);
+    let row = said
+        .lines()
+        .find(|l| l.starts_with(TASK))
+        .unwrap_or_default();
+    assert!(
+        row.contains(" passed ") && !row.contains("drifted"),
+        "{said}"
+    );
+}
