@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use harness::edits::compare::{
+use harness::edits::reapply::{
     Case, CaseGold, Correct, ReplayOutcome, Summary, agrees_with_recorded, cases, compare,
     differs_from_exact, summarize,
 };

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use harness::cassettes::Cassette;
-use harness::cassettes::compare::{NormalizeRule, apply_rules, map_strings};
+use harness::cassettes::normalize::{NormalizeRule, apply_rules, map_strings};
 use harness::cassettes::divergence::DivergenceTracker;
 use harness::cassettes::noise;
 use harness::providers::ApiKind;

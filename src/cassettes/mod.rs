@@ -33,7 +33,7 @@
 //! ```
 
 pub mod check;
-pub mod compare;
+pub mod normalize;
 pub mod divergence;
 pub mod format;
 pub mod noise;
@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use compare::NormalizeRule;
+pub use normalize::NormalizeRule;
 pub use format::{Cassette, CassetteHeader, WORKSPACE_PLACEHOLDER};
 pub use player::{Divergence, Mismatch, OnDivergence, Player};
 pub use recorder::Recorder;

@@ -4,18 +4,18 @@
 //! without any rule the user writes.
 //!
 //! Like a task's `normalize` rules they are applied at compare time to both the recorded and the
-//! new request ([`super::compare::apply_rules`]), so a new rule never forces a re-record. A task
+//! new request ([`super::normalize::apply_rules`]), so a new rule never forces a re-record. A task
 //! or `tasks/defaults.yaml` turns them off with `normalize_defaults: false`. Every rule is listed,
 //! with an example, in [`NOISE.md`](NOISE.md), and tested against a match and a near miss that
 //! must still differ: they are anchored on each tool's exact phrasing (a whole line where the
 //! tool prints one) so that a number in code or in a file's content is left alone wherever the
 //! two cannot be told apart by their shape.
 //!
-//! Pure data and regexes; depends on [`super::compare`] only.
+//! Pure data and regexes; depends on [`super::normalize`] only.
 
 use std::sync::OnceLock;
 
-use super::compare::{NormalizeRule, Rules};
+use super::normalize::{NormalizeRule, Rules};
 
 /// What bash's full-output file path is compared as (the file is named at random outside the
 /// workspace: `/tmp/harness-bash-XXXX/pi-bash-<16 hex>.log`).
@@ -367,7 +367,7 @@ pub fn default_rules() -> Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::compare::apply_rules;
+    use crate::cassettes::normalize::apply_rules;
 
     fn norm(s: &str) -> String {
         apply_rules(s, &default_rules())

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::CassetteError;
-use super::compare::{PathMap, Rules, apply_rules, divergence_diff, first_difference, map_strings};
+use super::normalize::{PathMap, Rules, apply_rules, divergence_diff, first_difference, map_strings};
 use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
 };
@@ -399,7 +399,7 @@ impl Transport for Player {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::compare::NormalizeRule;
+    use crate::cassettes::normalize::NormalizeRule;
     use crate::cassettes::format::{
         CassetteHeader, REQUEST_HEADERS, RecordedEvent, RecordedRequest, RecordedResponse,
         filter_headers,

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures::Stream;
 use serde_json::Value;
 
-use super::compare::{PathMap, map_strings};
+use super::normalize::{PathMap, map_strings};
 use super::format::{
     Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedEvent,
     RecordedRequest, RecordedResponse, ResponseBody, StreamEnd, filter_headers,

@@ -85,7 +85,7 @@ impl Transport for Rerecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::compare::PathMap;
+    use crate::cassettes::normalize::PathMap;
     use crate::cassettes::format::{
         Cassette, CassetteHeader, Interaction, RecordedRequest, RecordedResponse, ResponseBody,
     };

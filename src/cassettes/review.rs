@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::compare::cap_lines_at;
+use super::normalize::cap_lines_at;
 use super::divergence::{DivergenceTracker, summary_line};
 use super::format::{Cassette, RecordedRequest};
 

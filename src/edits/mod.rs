@@ -6,7 +6,7 @@
 //! - [`gold`]: the right answer of a call, where one can be known;
 //! - [`perturb`]: realistic model mistakes derived from gold edits (or from any folder of
 //!   source files), each with its kind and right answer;
-//! - [`compare`]: every call re-applied under every strategy, classified, summarised, with
+//! - [`reapply`]: every call re-applied under every strategy, classified, summarised, with
 //!   paired statistics;
 //! - [`sessions`]: the corpus of a real Pi session or Claude Code transcript, its files rebuilt
 //!   by replaying it.
@@ -15,7 +15,7 @@
 //! the exact McNemar test of `stats`); it must not depend on the runner, the reports or
 //! the CLI.
 
-pub mod compare;
+pub mod reapply;
 pub mod corpus;
 pub mod gold;
 pub mod perturb;

@@ -52,7 +52,7 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use super::compare::{Case, CaseGold};
+use super::reapply::{Case, CaseGold};
 use super::corpus::{CorpusError, CorpusWriter, EditRecord, Gold};
 use crate::tools::edit::strategies::is_elision_marker;
 
@@ -1505,7 +1505,7 @@ pub fn write_corpus(dir: &Path, calls: &[Perturbed], seed: u64) -> Result<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edits::compare::{Correct, Replayer};
+    use crate::edits::reapply::{Correct, Replayer};
     use crate::tools::edit::parse_strategy;
 
     /// A few source files shaped like real code, with repeated lines, comments and numbers.

@@ -36,7 +36,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::compare::{Replayer, Written};
+use super::reapply::{Replayer, Written};
 use super::corpus::{EditRecord, RecordedEditOutcome, blob_id};
 use crate::sessions::ToolStep;
 use crate::tools::edit::{ExactStrategy, PiStrategy};

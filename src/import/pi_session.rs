@@ -26,7 +26,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::tree::{OutFile, Tree};
-use crate::cassettes::compare::PathMap;
+use crate::cassettes::normalize::PathMap;
 use crate::cassettes::format::{
     CassetteHeader, RecordedCheck, RecordedEdits, RecordedOutcome, ResponseBody, StreamEnd,
 };
@@ -372,7 +372,7 @@ fn in_workspace(message: &AssistantMessage, paths: &PathMap) -> AssistantMessage
     let Ok(mut value) = serde_json::to_value(message) else {
         return message.clone();
     };
-    crate::cassettes::compare::map_strings(&mut value, &|s| paths.to_placeholders(s));
+    crate::cassettes::normalize::map_strings(&mut value, &|s| paths.to_placeholders(s));
     serde_json::from_value(value).unwrap_or_else(|_| message.clone())
 }
 

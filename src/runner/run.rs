@@ -540,7 +540,7 @@ fn redacted<T: serde::Serialize + serde::de::DeserializeOwned>(
     let Ok(mut json) = serde_json::to_value(&value) else {
         return value;
     };
-    crate::cassettes::compare::map_strings(&mut json, &|s| redactor.redact(s).into_owned());
+    crate::cassettes::normalize::map_strings(&mut json, &|s| redactor.redact(s).into_owned());
     serde_json::from_value(json).unwrap_or(value)
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::agent::StopCause;
-use crate::cassettes::compare::{PathMap, Rules};
+use crate::cassettes::normalize::{PathMap, Rules};
 use crate::cassettes::divergence::{self, Difference, DivergenceTracker};
 use crate::cassettes::format::{
     BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader, SCRATCH_PLACEHOLDER,

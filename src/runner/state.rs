@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::cassettes::compare::{NormalizeRule, Rules};
+use crate::cassettes::normalize::{NormalizeRule, Rules};
 use crate::edits::CorpusWriter;
 use crate::providers::limiter::Limiter;
 use crate::tasks::Task;

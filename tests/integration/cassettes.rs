@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use harness::cassettes::compare::PathMap;
+use harness::cassettes::normalize::PathMap;
 use harness::cassettes::sse_capture::SseCapture;
 use harness::cassettes::{CassetteError, CassetteHeader, Player, Recorder, cassette_path};
 use harness::providers::ApiKind;
@@ -598,7 +598,7 @@ turns:
             let key = s.api_key.clone().unwrap();
             let recorder = Recorder::new(
                 live,
-                harness::cassettes::compare::PathMap::workspace(&ws),
+                harness::cassettes::normalize::PathMap::workspace(&ws),
                 vec![key.clone()],
             );
             let p = build(s, Arc::new(recorder.clone()));
@@ -626,7 +626,7 @@ turns:
             let player = Player::load(
                 &file,
                 vec![],
-                harness::cassettes::compare::PathMap::workspace(&ws2),
+                harness::cassettes::normalize::PathMap::workspace(&ws2),
             )
             .unwrap();
             let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));
@@ -645,7 +645,7 @@ turns:
             let player = Player::load(
                 &file,
                 vec![],
-                harness::cassettes::compare::PathMap::workspace(&ws2),
+                harness::cassettes::normalize::PathMap::workspace(&ws2),
             )
             .unwrap();
             let p = build(spec(api, base_url.clone()), Arc::new(player.clone()));

@@ -259,7 +259,7 @@ async fn record_one(
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::new(
         transport(),
-        harness::cassettes::compare::PathMap::workspace(dir.path()),
+        harness::cassettes::normalize::PathMap::workspace(dir.path()),
         vec![],
     );
     let provider = providers::build(spec(api, server.base_url()), Arc::new(recorder.clone()));
@@ -482,7 +482,7 @@ async fn absurd_retry_after_values_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Recorder::new(
         transport(),
-        harness::cassettes::compare::PathMap::workspace(dir.path()),
+        harness::cassettes::normalize::PathMap::workspace(dir.path()),
         vec![],
     );
     let no_wait = fast().without_waiting();
@@ -504,7 +504,7 @@ async fn absurd_retry_after_values_never_panic() {
     let player = Player::load(
         &path,
         vec![],
-        harness::cassettes::compare::PathMap::workspace(dir.path()),
+        harness::cassettes::normalize::PathMap::workspace(dir.path()),
     )
     .unwrap();
     let replaying = Retrying::new(

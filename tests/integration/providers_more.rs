@@ -316,7 +316,7 @@ async fn thinking_levels_reach_every_api() {
 /// back, byte for byte the same request bodies are expected, and the key is not in the file.
 #[tokio::test]
 async fn responses_and_gemini_record_and_replay_through_cassettes() {
-    use harness::cassettes::compare::PathMap;
+    use harness::cassettes::normalize::PathMap;
     use harness::cassettes::{CassetteHeader, Player, Recorder};
     use harness::conversation::{Content, ToolResultMessage};
     use harness::providers::{ProviderSettings, build_with};

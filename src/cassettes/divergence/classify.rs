@@ -4,7 +4,7 @@
 //! of that explains falls to a safety net that names the JSON path.
 //!
 //! Pure and stateless. Depends on [`super::view`], [`super::types`] and the helpers of
-//! [`crate::cassettes::compare`] only.
+//! [`crate::cassettes::normalize`] only.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::types::{Change, Difference, DivergenceKind, turn_of_request};
 use super::view::{Item, ItemKind, ToolDef, View, compact, pretty, view};
-use crate::cassettes::compare::{first_difference, text_diff, unified_diff};
+use crate::cassettes::normalize::{first_difference, text_diff, unified_diff};
 use crate::providers::ApiKind;
 
 /// Every difference between request `index` recorded and now, each with its dedup key (equal

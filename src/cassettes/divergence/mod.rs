@@ -24,7 +24,7 @@
 //! request as items), `classify` (two views compared), [`tracker`] (request after request),
 //! [`render`] (the terminal line, the `runs.csv` columns, `divergence.md`). Pure: no I/O, no
 //! transport. Depends on serde_json, [`crate::providers`]' wire formats and the helpers of
-//! [`super::compare`] only.
+//! [`super::normalize`] only.
 
 mod classify;
 pub mod render;

@@ -5,11 +5,11 @@
 //! `tool#n`: the `n`-th call of that tool in the conversation.
 //!
 //! Knows no wire format: it asks the format of the cassette's API. Depends on
-//! [`crate::providers::wire`] and the helpers of [`crate::cassettes::compare`] only.
+//! [`crate::providers::wire`] and the helpers of [`crate::cassettes::normalize`] only.
 
 use serde_json::{Map, Value};
 
-use crate::cassettes::compare::sort_keys;
+use crate::cassettes::normalize::sort_keys;
 use crate::providers::ApiKind;
 use crate::providers::wire::{
     ParsedArguments, ParsedContent, ParsedMessageKind, ParsedPartKind, ParsedTool, ParsedToolResult,

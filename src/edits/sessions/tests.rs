@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::edits::compare::cases;
+use crate::edits::reapply::cases;
 use crate::edits::corpus::read_corpus;
 use crate::edits::gold::{GoldSource, derive_gold};
 use crate::sessions::{claude_code::read_transcript, pi::read_session};
