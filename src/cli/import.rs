@@ -56,6 +56,10 @@ pub struct PiSessionArgs {
     /// the files the session's edits and writes left are as it left them.
     #[arg(long = "check", value_name = "CMD")]
     pub checks: Vec<String>,
+    /// The tool profile the requests are built under (`pi-0.73`, `pi-0.14`, `pi-0.7`);
+    /// default: the one the session's date points to.
+    #[arg(long, value_name = "PROFILE")]
+    pub tool_profile: Option<String>,
 }
 
 /// `harness import exercism`.
@@ -181,7 +185,7 @@ fn exercism_cmd(args: ExercismArgs) -> ExitCode {
 }
 
 fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
-    use crate::import::pi_session::{PiImportOptions, import_session};
+    use crate::import::session::{SessionImportOptions, import_session};
     use crate::import::tree::TreeChange;
     let printer = Printer::from_env(false);
     let (config, _) = match crate::providers::config::HarnessConfig::load_first(
@@ -200,7 +204,17 @@ fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
             );
         }
     };
-    let options = PiImportOptions {
+    let profile = match args
+        .tool_profile
+        .as_deref()
+        .map(crate::tools::profile::ToolProfile::parse)
+    {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return usage(&printer, &e, "`--tool-profile pi-0.73` is today's tools"),
+    };
+    let options = SessionImportOptions {
+        profile,
         repo: args.repo.clone(),
         commit: args.commit.clone(),
         leaf: args.leaf.clone(),
@@ -252,6 +266,10 @@ fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
                 for cassette in &done.cassettes {
                     printer.note(&format!("  cassette {}", cassette.display()));
                 }
+                printer.note(&format!(
+                    "  tool profile {} ({}); replay under it with `--tool-profile {}`",
+                    done.profile, done.profile_why, done.profile
+                ));
                 if let Some(stopped) = &done.stopped {
                     printer.warn(&format!(
                         "{}: imported up to {stopped}; the rest of the session is left out",

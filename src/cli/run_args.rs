@@ -81,6 +81,12 @@ pub struct RunArgs {
     #[arg(long = "edit-strategy", value_name = "STRATEGY", default_value = "pi")]
     pub edit_strategies: Vec<String>,
 
+    /// Whose words the tools answer in: `pi-0.73` (today's Pi, the default), `pi-0.14` or
+    /// `pi-0.7` (the versions that recorded the public Pi sessions), to replay a session under
+    /// the tools that recorded it.
+    #[arg(long, value_name = "PROFILE")]
+    pub tool_profile: Option<String>,
+
     /// Run every task this many times per model.
     #[arg(long, default_value_t = 1)]
     pub epochs: u32,
@@ -225,6 +231,7 @@ pub fn suite_options(args: &RunArgs, models: &[ModelSelector], mode: CassetteMod
         base_url: args.base_url.clone(),
         sandbox: args.sandbox.as_ref().map(name),
         max_cost: args.max_cost,
+        tool_profile: args.tool_profile.clone(),
     }
 }
 
@@ -335,6 +342,13 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
     same!("epochs", "--epochs", args.epochs, then.epochs, |e: &u32| e
         .to_string());
     same!(
+        "tool_profile",
+        "--tool-profile",
+        args.tool_profile,
+        then.tool_profile.clone(),
+        opt
+    );
+    same!(
         "edit_strategies",
         "--edit-strategy",
         args.edit_strategies,
@@ -409,6 +423,11 @@ pub fn run_options(
     options.epochs = args.epochs.max(1);
     options.max_cost = args.max_cost;
     options.request.thinking = args.thinking;
+    options.tool_profile = args
+        .tool_profile
+        .as_deref()
+        .and_then(|p| crate::tools::profile::ToolProfile::parse(p).ok())
+        .unwrap_or_default();
     options
 }
 

@@ -465,18 +465,50 @@ impl SessionCorpus {
         steps: &[ToolStep],
         tree: Option<&GitTree>,
     ) -> BTreeMap<String, String> {
+        self.add_run(
+            Replay {
+                cwd: session.header.cwd.clone(),
+                tree,
+                files: HashMap::new(),
+                task: stem(&session.file),
+                run: session.header.id.clone(),
+                source: PI_SESSION,
+                file: session.file.clone(),
+            },
+            steps,
+        )
+    }
+
+    /// Adds the edit calls of a run in Pi's tools recorded in another format (an ATIF
+    /// trajectory) whose folder was `cwd`; returns the files its edits and writes left, as
+    /// [`SessionCorpus::add_pi`] does.
+    pub fn add_steps(
+        &mut self,
+        cwd: &str,
+        file: &Path,
+        steps: &[ToolStep],
+        tree: Option<&GitTree>,
+    ) -> BTreeMap<String, String> {
+        self.add_run(
+            Replay {
+                cwd: cwd.to_owned(),
+                tree,
+                files: HashMap::new(),
+                task: stem(file),
+                run: stem(file),
+                source: PI_SESSION,
+                file: file.to_path_buf(),
+            },
+            steps,
+        )
+    }
+
+    /// The edit calls of one run in Pi's tools; returns the files (relative to the run's
+    /// folder) its edits and writes changed, with what they hold after the run, where known.
+    fn add_run(&mut self, mut replay: Replay<'_>, steps: &[ToolStep]) -> BTreeMap<String, String> {
         self.counts.sessions += 1;
         // The files the session's edits and writes changed, inside the repository.
         let mut changed: Vec<String> = Vec::new();
-        let mut replay = Replay {
-            cwd: session.header.cwd.clone(),
-            tree,
-            files: HashMap::new(),
-            task: stem(&session.file),
-            run: session.header.id.clone(),
-            source: PI_SESSION,
-            file: session.file.clone(),
-        };
         for step in steps {
             let path_arg = step
                 .arguments

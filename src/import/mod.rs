@@ -10,7 +10,7 @@
 //! Depends on `tasks` (the `requires:` declaration) only; never on the runner or the reports.
 
 pub mod exercism;
-pub mod pi_session;
+pub mod session;
 pub mod prompt;
 pub mod recipes;
 pub mod tree;

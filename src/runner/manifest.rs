@@ -86,6 +86,9 @@ pub struct SuiteOptions {
     /// The tier asked for (`None`: the default).
     pub sandbox: Option<String>,
     pub max_cost: Option<f64>,
+    /// The tool profile (`None`: today's tools, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_profile: Option<String>,
 }
 
 impl SuiteOptions {
@@ -128,6 +131,11 @@ impl SuiteOptions {
         field("--task", list(&self.task_globs), list(&now.task_globs));
         field("--tag", list(&self.tags), list(&now.tags));
         field("--thinking", opt(&self.thinking), opt(&now.thinking));
+        field(
+            "--tool-profile",
+            opt(&self.tool_profile),
+            opt(&now.tool_profile),
+        );
         field("--base-url", opt(&self.base_url), opt(&now.base_url));
         field("--sandbox", opt(&self.sandbox), opt(&now.sandbox));
         let cost = |c: Option<f64>| c.map_or_else(|| "none".to_owned(), |c| c.to_string());
@@ -455,6 +463,7 @@ mod tests {
             base_url: None,
             sandbox: None,
             max_cost: None,
+            tool_profile: None,
         };
         let now = SuiteOptions {
             tasks: "elsewhere/tasks".into(),
@@ -509,6 +518,7 @@ mod tests {
                 base_url: None,
                 sandbox: Some("none".into()),
                 max_cost: Some(1.5),
+                tool_profile: None,
             },
             fingerprint: fingerprint(&[("a", "1")], &[]),
             plan: vec!["a--p--m--e1".into()],

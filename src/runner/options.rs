@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub request: RequestOptions,
     /// Stop starting runs once this many dollars are spent.
     pub max_cost: Option<f64>,
+    /// Whose words the tools answer in (today's Pi by default).
+    pub tool_profile: crate::tools::profile::ToolProfile,
 }
 
 impl RunOptions {
@@ -95,6 +97,7 @@ impl RunOptions {
             retry: RetryPolicy::default(),
             request: RequestOptions::default(),
             max_cost: None,
+            tool_profile: Default::default(),
         }
     }
 }

@@ -120,7 +120,11 @@ pub(super) async fn run_one(
         }
     };
     let mut notes: Vec<String> = Vec::new();
-    for message in session.notices(strategy.name(), options.sandbox.name()) {
+    for message in session.notices(
+        options.tool_profile.name(),
+        strategy.name(),
+        options.sandbox.name(),
+    ) {
         reporter.event(&RunnerEvent::Notice {
             index,
             message: message.clone(),
@@ -130,8 +134,9 @@ pub(super) async fn run_one(
     let api = spec.api;
     let (provider, retry_stats) = provider_for(spec, &entry, &session, options, state);
 
+    let profile = options.tool_profile;
     let tool_set = match ToolSet::new(&task.tools) {
-        Ok(set) => Arc::new(set),
+        Ok(set) => Arc::new(set.with_profile(profile)),
         Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),
     };
     // Under `isolated` the run's tmp folder is the commands' private /tmp.
@@ -151,6 +156,7 @@ pub(super) async fn run_one(
     ctx.cancel = state.interrupt.child_token();
     ctx.temp_dir = scratch.logs().to_path_buf();
     ctx.edit_strategy = strategy.clone();
+    ctx.profile = profile;
     ctx.env = command_env.clone();
     ctx.jail = jail.clone();
     let edits = Arc::new(CorpusRecorder::new(
@@ -266,6 +272,9 @@ pub(super) async fn run_one(
     if let Some(line) = divergence::drift_line(&findings.differences, &calls_per_tool) {
         add_note(&mut record, line);
     }
+    if profile != Default::default() {
+        add_note(&mut record, format!("tool profile {profile}"));
+    }
     for note in notes {
         add_note(&mut record, note);
     }
@@ -322,7 +331,7 @@ pub(super) async fn run_one(
             run.model.provider.clone(),
             run.model.model.clone(),
             api,
-            "pi",
+            profile.name(),
             strategy.name(),
         )
     };

@@ -218,7 +218,12 @@ impl Session {
 
     /// Said before the run starts: the replay runs with other settings (edit strategy, sandbox
     /// tier) than the recording.
-    pub(super) fn notices(&self, edit_strategy: &str, sandbox: &str) -> Vec<String> {
+    pub(super) fn notices(
+        &self,
+        tool_profile: &str,
+        edit_strategy: &str,
+        sandbox: &str,
+    ) -> Vec<String> {
         let Some(player) = self.player() else {
             return Vec::new();
         };
@@ -230,7 +235,7 @@ impl Session {
                 sandbox: header.sandbox.as_deref(),
             },
             divergence::ReplaySetup {
-                tool_profile: "pi",
+                tool_profile,
                 edit_strategy,
                 sandbox: Some(sandbox),
             },

@@ -170,8 +170,16 @@ async fn run_bash(
         }
         None => {
             let (text, details) = format_output(&snapshot, "(no output)");
+            let code = exit.and_then(|s| s.code());
+            // Before Pi 0.9, a failed command without output said only its status.
+            if ctx.profile == super::profile::ToolProfile::Pi07
+                && text == "(no output)"
+                && let Some(code) = code.filter(|c| *c != 0)
+            {
+                return Err(ToolError::new(format!("Command exited with code {code}")));
+            }
             // A signal death has no code: Pi treats it (`exitCode === null`) as success.
-            match exit.and_then(|s| s.code()) {
+            match code {
                 Some(code) if code != 0 => Err(ToolError::new(append_status(
                     &text,
                     &format!("Command exited with code {code}"),

@@ -20,6 +20,7 @@ pub mod grep;
 pub mod listing;
 pub mod ls;
 pub mod path;
+pub mod profile;
 pub mod queue;
 pub mod read;
 pub mod registry;
@@ -57,6 +58,8 @@ pub struct ToolContext {
     pub temp_dir: PathBuf,
     /// The edit matching strategy (Pi's exact-then-fuzzy by default).
     pub edit_strategy: Arc<dyn edit::EditStrategy>,
+    /// Whose words the tools answer in: today's Pi (the default) or an older version's.
+    pub profile: profile::ToolProfile,
     /// Told about every `edit` call (to record the edit corpus); `None` by default.
     pub edit_observer: Option<Arc<dyn EditObserver>>,
     /// Set by [`registry::ToolSet::call`] for one `edit` call while an observer listens: where
@@ -80,6 +83,7 @@ impl ToolContext {
             jail: crate::sandbox::Jail::unconfined(),
             temp_dir: std::env::temp_dir(),
             edit_strategy: Arc::new(edit::PiStrategy),
+            profile: profile::ToolProfile::default(),
             edit_observer: None,
             edit_capture: None,
             cancel: CancellationToken::new(),

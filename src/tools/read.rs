@@ -24,6 +24,7 @@ use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
 };
 use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use super::profile::ToolProfile;
 
 /// Pi resizes images larger than this (either side).
 const MAX_IMAGE_SIDE: u32 = 2000;
@@ -54,9 +55,12 @@ impl Tool for ReadTool {
         let abs = resolve_read_path(&path, &ctx.cwd, &ctx.home, &ctx.jail);
         confined(&abs, ctx)?;
         let jail = ctx.jail.clone();
+        let profile = ctx.profile;
         cancellable(
             ctx,
-            blocking("read", move || read_file(&jail, &path, &abs, offset, limit)),
+            blocking("read", move || {
+                read_file(&jail, &path, &abs, offset, limit, profile)
+            }),
         )
         .await
     }
@@ -69,6 +73,7 @@ fn read_file(
     abs: &Path,
     offset: Option<f64>,
     limit: Option<f64>,
+    profile: ToolProfile,
 ) -> Result<ToolOutput, ToolError> {
     if abs.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
@@ -76,9 +81,14 @@ fn read_file(
     // Pi checks `fs.access(R_OK)`; opening for reading fails the same way. Non-blocking, so a
     // FIFO without a writer does not hang the open (regular files ignore the flag); beneath the
     // workspace in one step when confined.
-    let file = jail
-        .open(abs, crate::sandbox::How::Read)
-        .map_err(|e| fs_error(&e, "access", abs))?;
+    let file = match jail.open(abs, crate::sandbox::How::Read) {
+        Ok(file) => file,
+        // Pi 0.7 answered a file it could not open without an error status.
+        Err(crate::sandbox::FsError::Io(_)) if profile == ToolProfile::Pi07 => {
+            return Ok(ToolOutput::text(format!("Error: File not found: {raw_path}")));
+        }
+        Err(e) => return Err(fs_error(&e, "access", abs)),
+    };
     let meta = file
         .metadata()
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
@@ -112,7 +122,11 @@ fn read_file(
     file.read_to_end(&mut bytes)
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
     let text = String::from_utf8_lossy(&bytes);
-    let mut out = read_text(raw_path, &text, offset, limit)?;
+    let mut out = if profile == ToolProfile::Pi07 {
+        read_text_0_7(&text, offset, limit)
+    } else {
+        read_text(raw_path, &text, offset, limit, profile)?
+    };
     if size > MAX_READ_BYTES {
         if let Some(Content::Text { text }) = out.content.first_mut() {
             text.push_str(&format!(
@@ -176,12 +190,68 @@ fn js_slice_index(index: f64, len: usize) -> usize {
     }
 }
 
+/// Pi 0.7's text branch: `limit || 2000` lines from `offset`, no byte limit, each line cut to
+/// 2000 UTF-16 units, and one notice in parentheses; an offset past the end is answered
+/// without an error status.
+fn read_text_0_7(text: &str, offset: Option<f64>, limit: Option<f64>) -> ToolOutput {
+    const MAX_LINES: usize = 2000;
+    const MAX_LINE: usize = 2000;
+    let lines: Vec<&str> = text.split('\n').collect();
+    let truthy = |v: Option<f64>| v.filter(|v| *v != 0.0 && !v.is_nan());
+    let start = truthy(offset).map_or(0, |o| (o - 1.0).max(0.0) as usize);
+    if start >= lines.len() {
+        return ToolOutput::text(format!(
+            "Error: Offset {} is beyond end of file ({} lines total)",
+            js_number(offset.unwrap_or(0.0)),
+            lines.len()
+        ));
+    }
+    let count = truthy(limit).map_or(MAX_LINES, |l| l.max(0.0) as usize);
+    let end = start.saturating_add(count).min(lines.len());
+    let mut cut = false;
+    let shown: Vec<String> = lines[start..end]
+        .iter()
+        .map(|line| {
+            if line.encode_utf16().count() <= MAX_LINE {
+                return (*line).to_owned();
+            }
+            cut = true;
+            let mut units = 0;
+            line.chars()
+                .take_while(|c| {
+                    units += c.len_utf16();
+                    units <= MAX_LINE
+                })
+                .collect()
+        })
+        .collect();
+    let mut out = shown.join("\n");
+    let mut notices = Vec::new();
+    if cut {
+        notices.push(format!(
+            "Some lines were truncated to {MAX_LINE} characters for display"
+        ));
+    }
+    if end < lines.len() {
+        notices.push(format!(
+            "{} more lines not shown. Use offset={} to continue reading",
+            lines.len() - end,
+            end + 1
+        ));
+    }
+    if !notices.is_empty() {
+        out.push_str(&format!("\n\n... ({})", notices.join(". ")));
+    }
+    ToolOutput::text(out)
+}
+
 /// The text branch, Pi's offset/limit arithmetic in JS numbers.
 fn read_text(
     raw_path: &str,
     text: &str,
     offset: Option<f64>,
     limit: Option<f64>,
+    profile: ToolProfile,
 ) -> Result<ToolOutput, ToolError> {
     let line_count = text.bytes().filter(|&b| b == b'\n').count() + 1;
     let total = line_count as f64;
@@ -240,14 +310,16 @@ fn read_text(
         let notice = match tr.truncated_by {
             Some(super::truncate::TruncatedBy::Lines) => {
                 format!(
-                    "[Showing lines {range}. Use offset={} to continue.]",
-                    js_number(next)
+                    "[Showing lines {range}. Use offset={} to {}",
+                    js_number(next),
+                    profile.read_notice_end()
                 )
             }
             _ => format!(
-                "[Showing lines {range} ({} limit). Use offset={} to continue.]",
+                "[Showing lines {range} ({} limit). Use offset={} to {}",
                 format_size(DEFAULT_MAX_BYTES),
-                js_number(next)
+                js_number(next),
+                profile.read_notice_end()
             ),
         };
         let text = format!("{}\n\n{notice}", tr.content);
@@ -258,10 +330,11 @@ fn read_text(
             let remaining = total - (start_line + user_limited);
             let next = start_line + user_limited + 1.0;
             return Ok(ToolOutput::text(format!(
-                "{}\n\n[{} more lines in file. Use offset={} to continue.]",
+                "{}\n\n[{} more lines in file. Use offset={} to {}",
                 tr.content,
                 js_number(remaining),
-                js_number(next)
+                js_number(next),
+                profile.read_notice_end()
             )));
         }
     }

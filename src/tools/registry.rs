@@ -129,6 +129,8 @@ fn tool_by_name(name: &str) -> Option<Arc<dyn Tool>> {
 #[derive(Clone)]
 pub struct ToolSet {
     tools: Vec<Arc<dyn Tool>>,
+    /// Whose definitions the model is sent.
+    profile: super::profile::ToolProfile,
 }
 
 impl fmt::Debug for ToolSet {
@@ -147,12 +149,24 @@ impl ToolSet {
             .iter()
             .map(|name| tool_by_name(name).ok_or_else(|| UnknownToolError { name: name.clone() }))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ToolSet { tools })
+        Ok(ToolSet {
+            tools,
+            profile: Default::default(),
+        })
+    }
+
+    /// The set with `profile`'s definitions (the tools' texts follow the call's context).
+    pub fn with_profile(mut self, profile: super::profile::ToolProfile) -> ToolSet {
+        self.profile = profile;
+        self
     }
 
     /// The definitions sent to the model, in the set's order.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools.iter().map(|t| t.definition().clone()).collect()
+        self.tools
+            .iter()
+            .map(|t| self.profile.definition(t.definition()))
+            .collect()
     }
 
     /// The tool names, in the set's order.
@@ -208,8 +222,23 @@ impl ToolSet {
         let Some(tool) = self.get(name) else {
             return ToolResult::error(ToolError::new(format!("Tool {name} not found")));
         };
+        // An old profile's edit takes the flat arguments its schema names; they are checked as
+        // sent, then made today's shape.
+        let (args, schema) = if ctx.profile.flat_edit() && name == "edit" {
+            let schema = ctx.profile.definition(tool.definition()).parameters;
+            match validate_arguments(name, &schema, &args) {
+                Ok(flat) => (flat, tool.definition().parameters.clone()),
+                Err(message) => (Value::Null, Value::String(message)),
+            }
+        } else {
+            (args, tool.definition().parameters.clone())
+        };
         let prepared = tool.prepare_arguments(args);
-        let validated = match validate_arguments(name, &tool.definition().parameters, &prepared) {
+        let checked = match &schema {
+            Value::String(message) => Err(message.clone()),
+            schema => validate_arguments(name, schema, &prepared),
+        };
+        let validated = match checked {
             Ok(v) => v,
             Err(message) => {
                 let mut err = ToolError::new(message);

@@ -84,7 +84,7 @@ pub struct ReplaySetup<'a> {
 /// than the cassette's header records (`None` when they agree).
 pub fn setup_mismatch(recorded: ReplaySetup<'_>, now: ReplaySetup<'_>) -> Option<String> {
     let mut parts = Vec::new();
-    if recorded.tool_profile != now.tool_profile {
+    if !crate::tools::profile::ToolProfile::same(recorded.tool_profile, now.tool_profile) {
         parts.push(format!(
             "tool profile `{}` (recorded with `{}`)",
             now.tool_profile, recorded.tool_profile

@@ -51,17 +51,36 @@ pub struct StreamError {
     pub kind: Option<String>,
 }
 
-/// Splits `text` into pieces of at most [`PIECE_CHARS`] characters, as deltas arrive; an empty
-/// text is one empty piece.
+/// The placeholders a cassette writes for this run's paths: a piece never ends inside one, so
+/// that a replay, which restores each delta on its own, finds every one whole.
+const PLACEHOLDERS: [&str; 3] = ["/workspace", "/tmp/harness-bash", "/tmp/harness-run"];
+
+/// Splits `text` into pieces of at most [`PIECE_CHARS`] characters, as deltas arrive (longer
+/// where a piece would end inside a path placeholder); an empty text is one empty piece.
 pub fn pieces(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     if chars.is_empty() {
         return vec![String::new()];
     }
-    chars
-        .chunks(PIECE_CHARS)
-        .map(|c| c.iter().collect())
-        .collect()
+    // The character ranges of every placeholder in the text.
+    let mut held: Vec<(usize, usize)> = Vec::new();
+    for placeholder in PLACEHOLDERS {
+        for (byte, _) in text.match_indices(placeholder) {
+            let start = text[..byte].chars().count();
+            held.push((start, start + placeholder.chars().count()));
+        }
+    }
+    let mut out = Vec::new();
+    let mut from = 0;
+    while from < chars.len() {
+        let mut to = (from + PIECE_CHARS).min(chars.len());
+        if let Some(&(_, end)) = held.iter().find(|(s, e)| *s < to && to < *e) {
+            to = end;
+        }
+        out.push(chars[from..to].iter().collect());
+        from = to;
+    }
+    out
 }
 
 /// The error type Anthropic and OpenAI name an HTTP error status with.
@@ -74,5 +93,26 @@ pub fn error_type(status: u16) -> &'static str {
         429 => "rate_limit_error",
         529 | 503 => "overloaded_error",
         _ => "api_error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_join_to_the_text_and_never_cut_a_placeholder() {
+        let text = format!("{}cd /workspace/src && ls /tmp/harness-bash", "x".repeat(PIECE_CHARS - 5));
+        let parts = pieces(&text);
+        assert_eq!(parts.concat(), text);
+        assert!(parts.iter().any(|p| p.contains("/workspace")), "{parts:?}");
+        assert!(parts.iter().any(|p| p.contains("/tmp/harness-bash")), "{parts:?}");
+        // Without a placeholder at the cut, pieces are PIECE_CHARS long.
+        let plain = "y".repeat(PIECE_CHARS * 2 + 1);
+        assert_eq!(
+            pieces(&plain).iter().map(|p| p.chars().count()).collect::<Vec<_>>(),
+            [PIECE_CHARS, PIECE_CHARS, 1]
+        );
+        assert_eq!(pieces(""), [""]);
     }
 }

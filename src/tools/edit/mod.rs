@@ -98,6 +98,13 @@ impl Tool for EditTool {
 
     async fn execute(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let strategy = Arc::clone(&ctx.edit_strategy);
+        // Before fuzzy edits (2026-01-14), Pi's own matching was exact.
+        let strategy: Arc<dyn EditStrategy> = if ctx.profile.flat_edit() && strategy.name() == "pi"
+        {
+            Arc::new(ExactStrategy)
+        } else {
+            strategy
+        };
         let reporter = EditReporter {
             strategy: Arc::from(strategy.name()),
         };
@@ -137,6 +144,7 @@ impl Tool for EditTool {
         }
         // The queue place is taken here, synchronously, so calls apply in call order.
         let key = abs.clone();
+        let profile = ctx.profile;
         let queued = ctx.queue.run(&key, async move {
             if cancel.is_cancelled() {
                 return Err(reporter.aborted());
@@ -153,6 +161,7 @@ impl Tool for EditTool {
                     &job_cancel,
                     &job_reporter,
                     capture.as_deref(),
+                    profile,
                 )
             });
             tokio::select! {
@@ -274,6 +283,7 @@ fn edit_file(
     cancel: &tokio_util::sync::CancellationToken,
     reporter: &EditReporter,
     capture: Option<&EditCapture>,
+    profile: crate::tools::profile::ToolProfile,
 ) -> Result<ToolOutput, ToolError> {
     let file_error = |message: String| reporter.fail(message, Vec::new(), EditFailure::File);
     // Node's `fs.access` rejects a NUL byte before any system call, with this code.
@@ -286,6 +296,10 @@ fn edit_file(
         Ok(()) => {}
         Err(crate::sandbox::FsError::Outside(denied)) => {
             return Err(file_error(denied.to_string()));
+        }
+        // Before Pi 0.15 any failed access was `File not found`.
+        Err(crate::sandbox::FsError::Io(_)) if profile.flat_edit() => {
+            return Err(file_error(format!("File not found: {path}")));
         }
         Err(crate::sandbox::FsError::Io(e)) => {
             return Err(file_error(format!(
@@ -320,10 +334,15 @@ fn edit_file(
         details.insert("firstChangedLine".to_owned(), Value::from(line));
     }
     Ok(ToolOutput {
-        content: vec![Content::text(format!(
-            "Successfully replaced {} block(s) in {path}.",
-            edits.len()
-        ))],
+        content: vec![Content::text(
+            profile.edit_success(
+                path,
+                &edits
+                    .iter()
+                    .map(|e| (e.old_text.as_str(), e.new_text.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+        )],
         details: Some(Value::Object(details)),
         edit: Some(reporter.report(applied.tiers, None)),
     })

@@ -1,6 +1,7 @@
-//! `harness import pi-session`: a Pi session file turned into a regression test, a task (the
-//! repository at the session's commit, the user's messages as `prompts:`, the tools it used)
-//! and a cassette per wire format holding the model's recorded turns.
+//! `harness import pi-session` and `harness import atif`: a recorded agent run (a Pi session
+//! file, an ATIF trajectory) turned into a regression test, a task (the repository at the
+//! session's commit, the user's messages as `prompts:`, the tools it used) and a cassette per
+//! wire format holding the model's recorded turns.
 //!
 //! Each cassette request is what this harness's agent builds from the recorded conversation up
 //! to that turn, recorded tool results included, and each response is the recorded reply in the
@@ -46,6 +47,7 @@ use crate::providers::{ApiKind, RequestOptions};
 use crate::record::Outcome;
 use crate::sessions::SessionError;
 use crate::sessions::pi::{PiEntryKind, PiMessage, PiSession, read_session};
+use crate::tools::profile::ToolProfile;
 use crate::tools::{ToolSet, ToolSetSpec};
 
 /// The tools a Pi session has unless it says otherwise: Pi's default set.
@@ -53,7 +55,7 @@ const PI_DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
 /// What `harness import pi-session` was asked to do.
 #[derive(Debug, Clone)]
-pub struct PiImportOptions {
+pub struct SessionImportOptions {
     /// The repository the session worked in (a work tree or a bare git directory).
     pub repo: PathBuf,
     /// The commit the session started from; inferred from its first timestamp when `None`.
@@ -69,6 +71,9 @@ pub struct PiImportOptions {
     /// Checks to run after the replay (`--check CMD`); without any, the task checks that the
     /// files the session's edits and writes left are as it left them.
     pub checks: Vec<String>,
+    /// The tool profile the requests are built under; guessed from the session's date when
+    /// `None`.
+    pub profile: Option<ToolProfile>,
 }
 
 /// One session imported.
@@ -89,6 +94,9 @@ pub struct ImportedSession {
     pub interrupted: usize,
     pub change: super::tree::TreeChange,
     pub cassettes: Vec<PathBuf>,
+    /// The tool profile the cassettes were made under, and why.
+    pub profile: ToolProfile,
+    pub profile_why: String,
     /// What the user should know (thinking level changes not replayed, ...).
     pub notes: Vec<String>,
     /// Lines of the session file that could not be read, each `file:line: why`.
@@ -97,16 +105,16 @@ pub struct ImportedSession {
 
 /// Why a session could not be imported at all.
 #[derive(Debug, thiserror::Error)]
-pub enum PiImportError {
+pub enum SessionImportError {
     #[error(transparent)]
     Session(#[from] SessionError),
     #[error("{file}: {message}")]
     Unusable { file: PathBuf, message: String },
 }
 
-impl PiImportError {
+impl SessionImportError {
     fn unusable(file: &Path, message: impl Into<String>) -> Self {
-        PiImportError::Unusable {
+        SessionImportError::Unusable {
             file: file.to_path_buf(),
             message: message.into(),
         }
@@ -115,7 +123,7 @@ impl PiImportError {
 
 /// The session as the replay will play it: prompts, replies and tool results, in order.
 #[derive(Debug, Clone)]
-enum Item {
+pub(crate) enum Item {
     Prompt(String),
     Reply {
         message: AssistantMessage,
@@ -125,13 +133,32 @@ enum Item {
 }
 
 /// The playable part of a session.
-struct Script {
-    items: Vec<Item>,
+pub(crate) struct Script {
+    pub(crate) items: Vec<Item>,
     /// The model the replies came from: (provider, model, api).
-    model: (String, String, String),
-    stopped: Option<String>,
-    thinking_changes: usize,
-    interrupted: usize,
+    pub(crate) model: (String, String, String),
+    pub(crate) stopped: Option<String>,
+    pub(crate) thinking_changes: usize,
+    pub(crate) interrupted: usize,
+}
+
+/// A recorded run read into what the import needs, whatever its format.
+pub(crate) struct Source {
+    pub(crate) file: PathBuf,
+    /// The task id.
+    pub(crate) task: String,
+    /// The run's first timestamp (RFC 3339), for the commit.
+    pub(crate) started: String,
+    /// The folder the run worked in (its paths become the workspace's).
+    pub(crate) cwd: String,
+    /// What the file is, for the task's header comment (`Pi session file v3, session …`).
+    pub(crate) described: String,
+    pub(crate) tag: &'static str,
+    pub(crate) script: Script,
+    /// Every tool call with its result, for the files the run left.
+    pub(crate) steps: Vec<crate::sessions::ToolStep>,
+    /// Lines or entries that could not be read, each `file:line: why`.
+    pub(crate) problems: Vec<String>,
 }
 
 /// Where the walk is.
@@ -146,7 +173,7 @@ enum Expect {
 }
 
 /// Reads the path of `session` into what a replay can play, up to the first entry it cannot.
-fn script(session: &PiSession) -> Result<Script, PiImportError> {
+fn script(session: &PiSession) -> Result<Script, SessionImportError> {
     let mut items: Vec<Item> = Vec::new();
     let mut expect = Expect::Prompt;
     let mut model: Option<(String, String, String)> = None;
@@ -331,13 +358,13 @@ fn script(session: &PiSession) -> Result<Script, PiImportError> {
         interrupted = clean.1;
     }
     let Some(model) = model else {
-        return Err(PiImportError::unusable(
+        return Err(SessionImportError::unusable(
             &session.file,
             "no reply of the model on the session's path: nothing to replay",
         ));
     };
     if !items.iter().any(|i| matches!(i, Item::Reply { .. })) {
-        return Err(PiImportError::unusable(
+        return Err(SessionImportError::unusable(
             &session.file,
             format!(
                 "nothing to replay before {}",
@@ -424,9 +451,10 @@ async fn record_cassette(
     system_prompt: &str,
     cwd: &str,
     api: ApiKind,
-    options: &PiImportOptions,
+    options: &SessionImportOptions,
     catalog: &Catalog,
     outcome: Option<RecordedOutcome>,
+    profile: ToolProfile,
 ) -> Result<(PathBuf, crate::cassettes::Cassette), String> {
     let provider_name = provider_for(catalog, &script.model.0, api)
         .ok_or_else(|| format!("no provider speaks {}", api.as_str()))?;
@@ -560,7 +588,7 @@ async fn record_cassette(
             provider_name.clone(),
             spec.model.clone(),
             api,
-            "pi",
+            profile.name(),
             "pi",
         )
     };
@@ -673,7 +701,13 @@ fn repo_files(repo: &Path, commit: &str) -> Result<Tree, String> {
 
 /// The check that the files the session's edits and writes left (inside the repository, in a
 /// state the session's own results establish) are as it left them.
-fn final_state_check(session: &PiSession, tree: &GitTree, script: &Script) -> Option<String> {
+fn final_state_check(
+    cwd: &str,
+    file: &Path,
+    steps: &[crate::sessions::ToolStep],
+    tree: &GitTree,
+    script: &Script,
+) -> Option<String> {
     let imported: std::collections::HashSet<&str> = script
         .items
         .iter()
@@ -686,10 +720,13 @@ fn final_state_check(session: &PiSession, tree: &GitTree, script: &Script) -> Op
         })
         .flatten()
         .collect();
-    let (mut steps, _) = session.tool_steps();
-    steps.retain(|step| imported.contains(step.id.as_str()));
+    let steps: Vec<_> = steps
+        .iter()
+        .filter(|step| imported.contains(step.id.as_str()))
+        .cloned()
+        .collect();
     let mut corpus = SessionCorpus::default();
-    let finals = corpus.add_pi(session, &steps, Some(tree));
+    let finals = corpus.add_steps(cwd, file, &steps, Some(tree));
     let mut sums = String::new();
     for (path, text) in finals {
         sums.push_str(&format!("{:x}  {path}\n", Sha256::digest(text.as_bytes())));
@@ -700,14 +737,50 @@ fn final_state_check(session: &PiSession, tree: &GitTree, script: &Script) -> Op
 /// Imports one session file.
 pub async fn import_session(
     file: &Path,
-    options: &PiImportOptions,
+    options: &SessionImportOptions,
     catalog: &Catalog,
-) -> Result<ImportedSession, PiImportError> {
+) -> Result<ImportedSession, SessionImportError> {
     let session = read_session(file, options.leaf.as_deref())?;
     let script = script(&session)?;
-    let unusable = |m: String| PiImportError::unusable(file, m);
+    let (steps, _) = session.tool_steps();
+    let source = Source {
+        file: file.to_path_buf(),
+        task: task_id(&session),
+        started: session.started(),
+        cwd: session.header.cwd.clone(),
+        described: format!(
+            "Pi session file v{}, session {}",
+            session.version, session.header.id
+        ),
+        tag: "pi-session",
+        script,
+        steps,
+        problems: session.problems.iter().map(ToString::to_string).collect(),
+    };
+    import_source(source, options, catalog).await
+}
+
+/// Imports one recorded run read into a [`Source`]: the task folder and the cassettes, whole
+/// or not at all.
+pub(crate) async fn import_source(
+    source: Source,
+    options: &SessionImportOptions,
+    catalog: &Catalog,
+) -> Result<ImportedSession, SessionImportError> {
+    let Source {
+        file,
+        task,
+        started,
+        cwd,
+        described,
+        tag,
+        script,
+        steps,
+        problems,
+    } = source;
+    let file = file.as_path();
+    let unusable = |m: String| SessionImportError::unusable(file, m);
     // The commit: given, or the last one made before the session began.
-    let started = session.started();
     let (commit, commit_why) = match &options.commit {
         Some(c) => (c.clone(), "given with --commit".to_owned()),
         None => match GitTree::commit_before(&options.repo, &started) {
@@ -725,7 +798,6 @@ pub async fn import_session(
     };
     let git = GitTree::open(&options.repo, &commit).map_err(|e| unusable(e.to_string()))?;
     let commit = git.commit().to_owned();
-    let task = task_id(&session);
 
     // The tools: Pi's default set, and any other of ours the session called.
     let mut calls: BTreeMap<String, usize> = BTreeMap::new();
@@ -758,8 +830,13 @@ pub async fn import_session(
             unknown.join(", ")
         )));
     }
-    let tools =
-        ToolSet::new(&ToolSetSpec::Names(names.clone())).map_err(|e| unusable(e.to_string()))?;
+    let (profile, profile_why) = match options.profile {
+        Some(p) => (p, "given with --tool-profile".to_owned()),
+        None => ToolProfile::for_date(&started),
+    };
+    let tools = ToolSet::new(&ToolSetSpec::Names(names.clone()))
+        .map_err(|e| unusable(e.to_string()))?
+        .with_profile(profile);
     let system_prompt = crate::agent::system_prompt::default_system_prompt(&tools.names());
 
     let prompts: Vec<String> = script
@@ -776,7 +853,7 @@ pub async fn import_session(
         .filter(|i| matches!(i, Item::Reply { .. }))
         .count();
     let (checks, outcome) = if options.checks.is_empty() {
-        match final_state_check(&session, &git, &script) {
+        match final_state_check(&cwd, file, &steps, &git, &script) {
             Some(run) => {
                 let name = "files as the session left them".to_owned();
                 let outcome = RecordedOutcome {
@@ -818,15 +895,12 @@ pub async fn import_session(
             turns: turns + 10,
             wall_seconds: 3600,
         },
-        tags: vec!["pi-session"],
+        tags: vec![tag],
     };
     let body = serde_yaml_ng::to_string(&yaml).map_err(|e| unusable(e.to_string()))?;
     let header = format!(
-        "# Imported by `harness import pi-session` from {} (session {}, {} v{}) at commit {commit} ({commit_why}).\n",
+        "# Imported by `harness import {tag}` from {} ({described}) at commit {commit} ({commit_why}).\n",
         file.display(),
-        session.header.id,
-        "Pi session file",
-        session.version
     );
     let mut tree = repo_files(&options.repo, &commit).map_err(unusable)?;
     tree.insert(
@@ -864,7 +938,7 @@ pub async fn import_session(
             &task,
             &tools,
             &system_prompt,
-            &session.header.cwd,
+            &cwd,
             api,
             options,
             catalog,
@@ -873,6 +947,7 @@ pub async fn import_session(
             } else {
                 None
             },
+            profile,
         )
         .await
         .map_err(|e| {
@@ -927,7 +1002,9 @@ pub async fn import_session(
         interrupted: script.interrupted,
         change,
         cassettes: written,
+        profile,
+        profile_why,
         notes,
-        problems: session.problems.iter().map(ToString::to_string).collect(),
+        problems,
     })
 }
