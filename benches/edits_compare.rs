@@ -31,14 +31,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use harness::edits::reapply::{
-    Case, CaseGold, Correct, ReplayOutcome, Summary, agrees_with_recorded, cases, compare,
-    differs_from_exact, summarize,
-};
 use harness::edits::corpus::{Corpus, read_corpus};
 use harness::edits::perturb::{
     KINDS, PerturbOptions, SourceFile, cases_from_perturbed, generate, sources_from_dir,
     write_corpus,
+};
+use harness::edits::reapply::{
+    Case, CaseGold, Correct, ReplayOutcome, Summary, agrees_with_recorded, cases, compare,
+    differs_from_exact, summarize,
 };
 use harness::tools::edit::{
     EditStrategy, PreparedText, parse_strategy, prepare_edit_arguments, replacements_of,

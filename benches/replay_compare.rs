@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use harness::cassettes::Cassette;
-use harness::cassettes::normalize::{NormalizeRule, apply_rules, map_strings};
 use harness::cassettes::divergence::DivergenceTracker;
 use harness::cassettes::noise;
+use harness::cassettes::normalize::{NormalizeRule, apply_rules, map_strings};
 use harness::providers::ApiKind;
 use serde_json::{Value, json};
 

@@ -33,10 +33,10 @@
 //! ```
 
 pub mod check;
-pub mod normalize;
 pub mod divergence;
 pub mod format;
 pub mod noise;
+pub mod normalize;
 pub mod player;
 pub mod recorder;
 pub mod rerecorder;
@@ -48,8 +48,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use normalize::NormalizeRule;
 pub use format::{Cassette, CassetteHeader, WORKSPACE_PLACEHOLDER};
+pub use normalize::NormalizeRule;
 pub use player::{Divergence, Mismatch, OnDivergence, Player};
 pub use recorder::Recorder;
 pub use rerecorder::Rerecorder;

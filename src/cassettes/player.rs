@@ -12,9 +12,11 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::CassetteError;
-use super::normalize::{PathMap, Rules, apply_rules, divergence_diff, first_difference, map_strings};
 use super::format::{
     Cassette, Interaction, REQUEST_HEADERS, ResponseBody, StreamEnd, filter_headers,
+};
+use super::normalize::{
+    PathMap, Rules, apply_rules, divergence_diff, first_difference, map_strings,
 };
 use super::sse_capture::{RawEvent, encode};
 use crate::providers::transport::{
@@ -399,11 +401,11 @@ impl Transport for Player {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::normalize::NormalizeRule;
     use crate::cassettes::format::{
         CassetteHeader, REQUEST_HEADERS, RecordedEvent, RecordedRequest, RecordedResponse,
         filter_headers,
     };
+    use crate::cassettes::normalize::NormalizeRule;
     use crate::providers::ApiKind;
     use futures::StreamExt;
     use std::collections::BTreeMap;

@@ -14,11 +14,11 @@ use bytes::Bytes;
 use futures::Stream;
 use serde_json::Value;
 
-use super::normalize::{PathMap, map_strings};
 use super::format::{
     Cassette, CassetteHeader, Interaction, REQUEST_HEADERS, RESPONSE_HEADERS, RecordedEvent,
     RecordedRequest, RecordedResponse, ResponseBody, StreamEnd, filter_headers,
 };
+use super::normalize::{PathMap, map_strings};
 use super::sse_capture::{RawEvent, SseCapture};
 use super::{CassetteError, secrets};
 use crate::providers::transport::{

@@ -85,10 +85,10 @@ impl Transport for Rerecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cassettes::normalize::PathMap;
     use crate::cassettes::format::{
         Cassette, CassetteHeader, Interaction, RecordedRequest, RecordedResponse, ResponseBody,
     };
+    use crate::cassettes::normalize::PathMap;
     use crate::providers::ApiKind;
     use bytes::Bytes;
     use futures::StreamExt;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::normalize::cap_lines_at;
 use super::divergence::{DivergenceTracker, summary_line};
 use super::format::{Cassette, RecordedRequest};
+use super::normalize::cap_lines_at;
 
 /// Lines of a pending file's diff shown at most.
 pub const REVIEW_DIFF_LINES: usize = 120;

@@ -9,12 +9,12 @@ use clap::{Args, Subcommand};
 
 use super::exit;
 use super::printer::{internal_error, print_data, usage_error};
-use crate::edits::reapply::{cases, compare, render_markdown, summarize, write_csv};
 use crate::edits::corpus::read_corpus;
 use crate::edits::perturb::{
     KINDS, PerturbOptions, bases_from_corpus, generate, generate_from, parse_kinds,
     sources_from_dir, write_corpus,
 };
+use crate::edits::reapply::{cases, compare, render_markdown, summarize, write_csv};
 use crate::tools::edit::{EditStrategy, STRATEGIES, parse_strategy};
 
 /// The `edits` subcommands.

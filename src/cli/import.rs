@@ -24,6 +24,10 @@ pub enum ImportCommand {
     /// cassette of the model's recorded turns, replayed with `harness run --on-divergence
     /// continue` against today's tools.
     PiSession(PiSessionArgs),
+    /// ATIF trajectories (v1.4 to v1.8, as Harbor, Terminal-Bench and this harness write them)
+    /// whose tools are ours, as the same task and cassette; a trajectory with other tools is
+    /// listed with them and nothing is written for it.
+    Atif(AtifArgs),
 }
 
 /// `harness import pi-session`.
@@ -32,32 +36,53 @@ pub struct PiSessionArgs {
     /// The session files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The repository the session worked in (its work tree or git directory).
-    #[arg(long, value_name = "GIT_DIR")]
-    pub repo: PathBuf,
-    /// The commit the session started from (default: the last commit of HEAD made before the
-    /// session's first timestamp).
-    #[arg(long, value_name = "SHA")]
-    pub commit: Option<String>,
     /// Follow the session's tree to this entry id instead of the file's last entry.
     #[arg(long, value_name = "ID")]
     pub leaf: Option<String>,
+    #[command(flatten)]
+    pub common: RecordedRunArgs,
+}
+
+/// `harness import atif`.
+#[derive(Debug, Args)]
+pub struct AtifArgs {
+    /// The trajectory files (`trajectory.json`).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The folder the run worked in, so that absolute paths in its calls become the
+    /// workspace's (ATIF does not keep it).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<String>,
+    #[command(flatten)]
+    pub common: RecordedRunArgs,
+}
+
+/// What importing a recorded run takes, whatever its format.
+#[derive(Debug, Args)]
+pub struct RecordedRunArgs {
+    /// The repository the run worked in (its work tree or git directory).
+    #[arg(long, value_name = "GIT_DIR")]
+    pub repo: PathBuf,
+    /// The commit the run started from (default: the last commit of HEAD made before its
+    /// first timestamp).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
     /// The tasks folder to write the tasks into.
     #[arg(long, value_name = "TASKS")]
     pub into: PathBuf,
     /// The cassettes folder.
     #[arg(long, value_name = "DIR", default_value = "cassettes")]
     pub cassettes: PathBuf,
-    /// Write the cassette in this wire format instead of the session's own (repeatable: one
+    /// Write the cassette in this wire format instead of the run's own (repeatable: one
     /// cassette per format).
     #[arg(long = "format", value_name = "API", value_enum)]
     pub formats: Vec<crate::providers::ApiKind>,
     /// A check the task runs after the replay (repeatable); without one, the task checks that
-    /// the files the session's edits and writes left are as it left them.
+    /// the files the run's edits and writes left are as it left them.
     #[arg(long = "check", value_name = "CMD")]
     pub checks: Vec<String>,
     /// The tool profile the requests are built under (`pi-0.73`, `pi-0.14`, `pi-0.7`);
-    /// default: the one the session's date points to.
+    /// default: the one the run's date points to.
     #[arg(long, value_name = "PROFILE")]
     pub tool_profile: Option<String>,
 }
@@ -93,7 +118,34 @@ pub struct ExercismArgs {
 pub fn run(command: ImportCommand) -> ExitCode {
     match command {
         ImportCommand::Exercism(args) => exercism_cmd(args),
-        ImportCommand::PiSession(args) => pi_session_cmd(args),
+        ImportCommand::PiSession(args) => recorded_runs_cmd(
+            &args.files,
+            &args.common,
+            &|file, options, catalog, runtime| {
+                runtime.block_on(crate::import::session::import_session(
+                    file,
+                    &crate::import::session::SessionImportOptions {
+                        leaf: args.leaf.clone(),
+                        ..options.clone()
+                    },
+                    catalog,
+                ))
+            },
+        ),
+        ImportCommand::Atif(args) => recorded_runs_cmd(
+            &args.files,
+            &args.common,
+            &|file, options, catalog, runtime| {
+                let source = crate::import::atif::read_atif(
+                    file,
+                    args.cwd.as_deref(),
+                    options.formats.first().copied(),
+                )?;
+                runtime.block_on(crate::import::session::import_source(
+                    source, options, catalog,
+                ))
+            },
+        ),
     }
 }
 
@@ -184,8 +236,23 @@ fn exercism_cmd(args: ExercismArgs) -> ExitCode {
     }
 }
 
-fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
-    use crate::import::session::{SessionImportOptions, import_session};
+/// Imports one recorded run: `(file, options, catalog, runtime)` to what was imported.
+type ImportOne<'a> = dyn Fn(
+        &std::path::Path,
+        &crate::import::session::SessionImportOptions,
+        &crate::providers::catalog::Catalog,
+        &tokio::runtime::Runtime,
+    ) -> Result<
+        crate::import::session::ImportedSession,
+        crate::import::session::SessionImportError,
+    > + 'a;
+
+fn recorded_runs_cmd(
+    files: &[PathBuf],
+    args: &RecordedRunArgs,
+    import: &ImportOne<'_>,
+) -> ExitCode {
+    use crate::import::session::SessionImportOptions;
     use crate::import::tree::TreeChange;
     let printer = Printer::from_env(false);
     let (config, _) = match crate::providers::config::HarnessConfig::load_first(
@@ -217,7 +284,7 @@ fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
         profile,
         repo: args.repo.clone(),
         commit: args.commit.clone(),
-        leaf: args.leaf.clone(),
+        leaf: None,
         into: args.into.clone(),
         cassettes: args.cassettes.clone(),
         formats: args.formats.clone(),
@@ -237,8 +304,8 @@ fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
         }
     };
     let (mut failed, mut imported, mut unreadable) = (0usize, 0usize, 0usize);
-    for file in &args.files {
-        match runtime.block_on(import_session(file, &options, &catalog)) {
+    for file in files {
+        match import(file, &options, &catalog, &runtime) {
             Ok(done) => {
                 imported += 1;
                 let change = match &done.change {
@@ -291,7 +358,7 @@ fn pi_session_cmd(args: PiSessionArgs) -> ExitCode {
         }
     }
     printer.data(&format!(
-        "imported {imported} session(s) into {} and {} ({unreadable} with unreadable lines); skipped {failed}",
+        "imported {imported} recorded run(s) into {} and {} ({unreadable} with unreadable lines); skipped {failed}",
         args.into.display(),
         args.cassettes.display()
     ));

@@ -15,10 +15,10 @@
 //! the exact McNemar test of `stats`); it must not depend on the runner, the reports or
 //! the CLI.
 
-pub mod reapply;
 pub mod corpus;
 pub mod gold;
 pub mod perturb;
+pub mod reapply;
 pub mod recorder;
 pub mod sessions;
 

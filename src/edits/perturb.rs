@@ -52,8 +52,8 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use super::reapply::{Case, CaseGold};
 use super::corpus::{CorpusError, CorpusWriter, EditRecord, Gold};
+use super::reapply::{Case, CaseGold};
 use crate::tools::edit::strategies::is_elision_marker;
 
 /// Every kind, in the order reports list them.

@@ -155,8 +155,8 @@ mod tests {
 
     use super::*;
     use crate::conversation::ToolCall;
-    use crate::edits::reapply::{Correct, cases, compare, summarize};
     use crate::edits::corpus::read_corpus;
+    use crate::edits::reapply::{Correct, cases, compare, summarize};
     use crate::tools::edit::parse_strategy;
     use crate::tools::{ToolContext, ToolSet, ToolSetSpec};
 

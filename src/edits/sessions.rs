@@ -36,8 +36,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::reapply::{Replayer, Written};
 use super::corpus::{EditRecord, RecordedEditOutcome, blob_id};
+use super::reapply::{Replayer, Written};
 use crate::sessions::ToolStep;
 use crate::tools::edit::{ExactStrategy, PiStrategy};
 use crate::tools::{EditFailure, EditReport};

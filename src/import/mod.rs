@@ -9,10 +9,11 @@
 //!
 //! Depends on `tasks` (the `requires:` declaration) only; never on the runner or the reports.
 
+pub mod atif;
 pub mod exercism;
-pub mod session;
 pub mod prompt;
 pub mod recipes;
+pub mod session;
 pub mod tree;
 
 use std::path::PathBuf;

@@ -27,10 +27,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::tree::{OutFile, Tree};
-use crate::cassettes::normalize::PathMap;
 use crate::cassettes::format::{
     CassetteHeader, RecordedCheck, RecordedEdits, RecordedOutcome, ResponseBody, StreamEnd,
 };
+use crate::cassettes::normalize::PathMap;
 use crate::cassettes::{Recorder, WORKSPACE_PLACEHOLDER};
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolResultMessage,
@@ -783,6 +783,12 @@ pub(crate) async fn import_source(
     // The commit: given, or the last one made before the session began.
     let (commit, commit_why) = match &options.commit {
         Some(c) => (c.clone(), "given with --commit".to_owned()),
+        None if started.is_empty() => {
+            return Err(unusable(
+                "the file has no timestamps to find the commit it started from; name it with --commit"
+                    .to_owned(),
+            ));
+        }
         None => match GitTree::commit_before(&options.repo, &started) {
             Some(c) => (
                 c,
@@ -832,6 +838,10 @@ pub(crate) async fn import_source(
     }
     let (profile, profile_why) = match options.profile {
         Some(p) => (p, "given with --tool-profile".to_owned()),
+        None if started.is_empty() => (
+            ToolProfile::default(),
+            "the file has no date; today's tools".to_owned(),
+        ),
         None => ToolProfile::for_date(&started),
     };
     let tools = ToolSet::new(&ToolSetSpec::Names(names.clone()))

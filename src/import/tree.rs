@@ -259,7 +259,10 @@ mod tests {
             replace_dir(&dir, &tree).unwrap(),
             TreeChange::Updated(vec!["repo/a.txt".into(), "repo/old.txt".into()])
         );
-        assert_eq!(std::fs::read_to_string(dir.join("repo/a.txt")).unwrap(), "b\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("repo/a.txt")).unwrap(),
+            "b\n"
+        );
         assert!(!dir.join("repo/old.txt").exists());
         // Nothing of the swap is left beside the folder.
         let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().collect();

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::agent::StopCause;
-use crate::cassettes::normalize::{PathMap, Rules};
 use crate::cassettes::divergence::{self, Difference, DivergenceTracker};
 use crate::cassettes::format::{
     BASH_OUTPUT_DIR_PLACEHOLDER, Cassette, CassetteHeader, SCRATCH_PLACEHOLDER,
 };
+use crate::cassettes::normalize::{PathMap, Rules};
 use crate::cassettes::recorder::write_cassette;
 use crate::cassettes::{
     CassetteError, CassettePlan, OnDivergence, Player, Recorder, Rerecorder, WORKSPACE_PLACEHOLDER,

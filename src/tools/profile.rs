@@ -41,19 +41,22 @@ impl ToolProfile {
     /// The profile named `name`: its name, a Pi version it covers (`pi-0.14.2`, `0.14.2`), or
     /// `pi` (what cassettes recorded before profiles had names say: today's tools).
     pub fn parse(name: &str) -> Result<ToolProfile, String> {
-        let version = name.trim().trim_start_matches("pi-").trim_start_matches("pi");
+        let version = name
+            .trim()
+            .trim_start_matches("pi-")
+            .trim_start_matches("pi");
         let version = version.trim_start_matches('-');
         if version.is_empty() {
             return Ok(ToolProfile::Pi073);
         }
         let mut parts = version.split('.').map(str::parse::<u32>);
         match (parts.next(), parts.next()) {
-            (Some(Ok(0)), Some(Ok(minor))) if (9..=72).contains(&minor) && minor != 14 => Err(
-                format!(
+            (Some(Ok(0)), Some(Ok(minor))) if (9..=72).contains(&minor) && minor != 14 => {
+                Err(format!(
                     "no profile for Pi 0.{minor}: the profiles are {} (give the nearest)",
                     Self::names()
-                ),
-            ),
+                ))
+            }
             (Some(Ok(0)), Some(Ok(73))) => Ok(ToolProfile::Pi073),
             (Some(Ok(0)), Some(Ok(14))) => Ok(ToolProfile::Pi014),
             (Some(Ok(0)), Some(Ok(7 | 8))) => Ok(ToolProfile::Pi07),
@@ -81,12 +84,16 @@ impl ToolProfile {
         } else if day < "2026-01-14" {
             (
                 ToolProfile::Pi014,
-                format!("the session began {day}, between Pi 0.9.2 (2025-11-24) and fuzzy edits (2026-01-14)"),
+                format!(
+                    "the session began {day}, between Pi 0.9.2 (2025-11-24) and fuzzy edits (2026-01-14)"
+                ),
             )
         } else {
             (
                 ToolProfile::Pi073,
-                format!("the session began {day}, after Pi's fuzzy edits (2026-01-14); today's tools are the nearest"),
+                format!(
+                    "the session began {day}, after Pi's fuzzy edits (2026-01-14); today's tools are the nearest"
+                ),
             )
         }
     }
@@ -173,8 +180,16 @@ mod tests {
         ] {
             assert_eq!(ToolProfile::parse(given), Ok(want), "{given}");
         }
-        assert!(ToolProfile::parse("pi-0.30").unwrap_err().contains("no profile for Pi 0.30"));
-        assert!(ToolProfile::parse("claude").unwrap_err().contains("pi-0.73, pi-0.14, pi-0.7"));
+        assert!(
+            ToolProfile::parse("pi-0.30")
+                .unwrap_err()
+                .contains("no profile for Pi 0.30")
+        );
+        assert!(
+            ToolProfile::parse("claude")
+                .unwrap_err()
+                .contains("pi-0.73, pi-0.14, pi-0.7")
+        );
         assert!(ToolProfile::same("pi", "pi-0.73"));
         assert!(!ToolProfile::same("pi", "pi-0.14"));
         for p in ToolProfile::ALL {
@@ -186,8 +201,14 @@ mod tests {
     fn old_profiles_send_the_old_definitions_and_keep_the_rest() {
         let edit = pi_definition("edit");
         let old = ToolProfile::Pi014.definition(&edit);
-        assert!(old.description.starts_with("Edit a file by replacing exact text."));
-        assert_eq!(old.parameters["required"], serde_json::json!(["path", "oldText", "newText"]));
+        assert!(
+            old.description
+                .starts_with("Edit a file by replacing exact text.")
+        );
+        assert_eq!(
+            old.parameters["required"],
+            serde_json::json!(["path", "oldText", "newText"])
+        );
         assert_eq!(ToolProfile::Pi073.definition(&edit), edit);
         let bash = pi_definition("bash");
         assert_eq!(ToolProfile::Pi014.definition(&bash), bash);
@@ -215,8 +236,123 @@ mod tests {
 
     #[test]
     fn the_date_of_a_session_names_its_profile() {
-        assert_eq!(ToolProfile::for_date("2025-11-20T23:33:01Z").0, ToolProfile::Pi07);
-        assert_eq!(ToolProfile::for_date("2025-12-08T22:41:05Z").0, ToolProfile::Pi014);
-        assert_eq!(ToolProfile::for_date("2026-05-01T00:00:00Z").0, ToolProfile::Pi073);
+        assert_eq!(
+            ToolProfile::for_date("2025-11-20T23:33:01Z").0,
+            ToolProfile::Pi07
+        );
+        assert_eq!(
+            ToolProfile::for_date("2025-12-08T22:41:05Z").0,
+            ToolProfile::Pi014
+        );
+        assert_eq!(
+            ToolProfile::for_date("2026-05-01T00:00:00Z").0,
+            ToolProfile::Pi073
+        );
+    }
+
+    /// One call through the tool set (validation included) under `profile`, in `dir`.
+    async fn call(
+        profile: ToolProfile,
+        dir: &std::path::Path,
+        tool: &str,
+        args: Value,
+    ) -> crate::tools::ToolResult {
+        let tools = crate::tools::ToolSet::new(&crate::tools::ToolSetSpec::all())
+            .unwrap()
+            .with_profile(profile);
+        let mut ctx = crate::tools::ToolContext::new(dir);
+        ctx.profile = profile;
+        tools.call(tool, args, &ctx).await
+    }
+
+    fn text(result: &crate::tools::ToolResult) -> String {
+        result.content[0].as_text().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn an_old_edit_takes_flat_arguments_matches_exactly_and_answers_in_old_words() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one  two\n").unwrap();
+        let flat = serde_json::json!({"path": "a.txt", "oldText": "one  two", "newText": "1 2"});
+        let done = call(ToolProfile::Pi014, dir.path(), "edit", flat.clone()).await;
+        assert!(!done.is_error);
+        assert_eq!(
+            text(&done),
+            "Successfully replaced text in a.txt. Changed 8 characters to 3 characters."
+        );
+        // Today's array shape is not what the old schema takes.
+        let array =
+            serde_json::json!({"path": "a.txt", "edits": [{"oldText": "1 2", "newText": "x"}]});
+        let refused = call(ToolProfile::Pi014, dir.path(), "edit", array).await;
+        assert!(refused.is_error);
+        assert!(text(&refused).contains("oldText"), "{}", text(&refused));
+        // No fuzzy matching: a near miss is not found (today's tools apply it).
+        std::fs::write(dir.path().join("b.txt"), "x = 1   \n").unwrap();
+        let near = serde_json::json!({"path": "b.txt", "oldText": "x = 1\n", "newText": "x = 2\n"});
+        let old = call(ToolProfile::Pi014, dir.path(), "edit", near.clone()).await;
+        assert!(old.is_error, "{}", text(&old));
+        let now = call(ToolProfile::Pi073, dir.path(), "edit", near).await;
+        assert!(!now.is_error, "{}", text(&now));
+        // A file that is not there.
+        let missing = serde_json::json!({"path": "no.txt", "oldText": "a", "newText": "b"});
+        let gone = call(ToolProfile::Pi07, dir.path(), "edit", missing).await;
+        assert_eq!(text(&gone), "File not found: no.txt");
+    }
+
+    #[tokio::test]
+    async fn old_reads_end_their_notices_as_their_versions_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: String = (1..=2005).map(|i| format!("L{i}\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), &lines).unwrap();
+        let args = serde_json::json!({"path": "big.txt"});
+        let now = text(&call(ToolProfile::Pi073, dir.path(), "read", args.clone()).await);
+        assert!(now.ends_with("Use offset=2001 to continue.]"), "{now}");
+        let dec = text(&call(ToolProfile::Pi014, dir.path(), "read", args.clone()).await);
+        assert!(dec.ends_with("Use offset=2001 to continue]"), "{dec}");
+        let nov = text(&call(ToolProfile::Pi07, dir.path(), "read", args).await);
+        assert!(
+            nov.ends_with(
+                "L2000\n\n... (6 more lines not shown. Use offset=2001 to continue reading)"
+            ),
+            "{nov}"
+        );
+        let long = format!("{}\nshort", "é".repeat(2100));
+        std::fs::write(dir.path().join("long.txt"), long).unwrap();
+        let cut = text(
+            &call(
+                ToolProfile::Pi07,
+                dir.path(),
+                "read",
+                serde_json::json!({"path": "long.txt"}),
+            )
+            .await,
+        );
+        assert_eq!(
+            cut,
+            format!(
+                "{}\nshort\n\n... (Some lines were truncated to 2000 characters for display)",
+                "é".repeat(2000)
+            )
+        );
+        let missing = call(
+            ToolProfile::Pi07,
+            dir.path(),
+            "read",
+            serde_json::json!({"path": "no.txt"}),
+        )
+        .await;
+        assert!(!missing.is_error);
+        assert_eq!(text(&missing), "Error: File not found: no.txt");
+    }
+
+    #[tokio::test]
+    async fn pi_0_7_bash_says_only_the_status_of_a_silent_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = serde_json::json!({"command": "exit 3"});
+        let old = call(ToolProfile::Pi07, dir.path(), "bash", args.clone()).await;
+        assert!(old.is_error);
+        assert_eq!(text(&old), "Command exited with code 3");
+        let now = call(ToolProfile::Pi073, dir.path(), "bash", args).await;
+        assert_eq!(text(&now), "(no output)\n\nCommand exited with code 3");
     }
 }

@@ -20,11 +20,11 @@ use serde_json::{Value, json};
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
 use super::path::{confined, fs_error, node_fs_error, node_null_bytes_path, resolve_read_path};
+use super::profile::ToolProfile;
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
 };
 use super::{Content, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
-use super::profile::ToolProfile;
 
 /// Pi resizes images larger than this (either side).
 const MAX_IMAGE_SIDE: u32 = 2000;
@@ -85,7 +85,9 @@ fn read_file(
         Ok(file) => file,
         // Pi 0.7 answered a file it could not open without an error status.
         Err(crate::sandbox::FsError::Io(_)) if profile == ToolProfile::Pi07 => {
-            return Ok(ToolOutput::text(format!("Error: File not found: {raw_path}")));
+            return Ok(ToolOutput::text(format!(
+                "Error: File not found: {raw_path}"
+            )));
         }
         Err(e) => return Err(fs_error(&e, "access", abs)),
     };

@@ -42,11 +42,12 @@ struct Session {
 const CWD: &str = "/home/dev/proj";
 
 impl Session {
-    fn new() -> Self {
+    /// A session begun on `day` (which tools recorded it is guessed from it).
+    fn on(day: &str) -> Self {
         Session {
             lines: vec![json!({
                 "type": "session", "version": 3, "id": "5e55a0b1-0000-4000-8000-000000000001",
-                "timestamp": "2025-12-01T10:00:00.000Z", "cwd": CWD
+                "timestamp": format!("{day}T10:00:00.000Z"), "cwd": CWD
             })],
             last: None,
             n: 0,
@@ -72,7 +73,8 @@ impl Session {
         let id = format!("e{:03}", self.n);
         entry["id"] = json!(id);
         entry["parentId"] = json!(self.last);
-        entry["timestamp"] = json!(format!("2025-12-01T10:00:{:02}.000Z", self.n));
+        let day = self.lines[0]["timestamp"].as_str().unwrap_or_default()[..10].to_owned();
+        entry["timestamp"] = json!(format!("{day}T10:00:{:02}.000Z", self.n));
         self.lines.push(entry);
         self.last = Some(id);
     }
@@ -109,7 +111,7 @@ impl Session {
 /// A session with three prompts: a read and an edit (with the results today's tools give), a
 /// reply the user interrupted, and a failed reply that Pi retried at once.
 fn session() -> Session {
-    let mut s = Session::new();
+    let mut s = Session::on("2026-06-01");
     s.push(
         json!({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"}),
     );
@@ -433,6 +435,209 @@ fn a_version_1_session_imports_and_replays_clean() {
     let row = said
         .lines()
         .find(|l| l.starts_with(TASK))
+        .unwrap_or_default();
+    assert!(
+        row.contains(" passed ") && !row.contains("drifted"),
+        "{said}"
+    );
+}
+
+/// A session as Pi 0.14 recorded it: the edit sent flat arguments and was answered in the old
+/// words.
+fn old_session() -> Session {
+    let mut s = Session::on("2025-12-01");
+    s.user("Make f return 2.");
+    s.reply(
+        json!([{"type": "toolCall", "id": "toolu_01", "name": "edit",
+                "arguments": {"path": "src/a.py", "oldText": "return 1", "newText": "return 2"}}]),
+        "toolUse",
+    );
+    s.result(
+        "toolu_01",
+        "edit",
+        "Successfully replaced text in src/a.py. Changed 8 characters to 8 characters.",
+    );
+    s.reply(json!([{"type": "text", "text": "Done."}]), "stop");
+    s
+}
+
+#[test]
+fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let file = dir.path().join("old.jsonl");
+    old_session().write(&file);
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "pi-session",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    // The session's date (2025-12-01) points to Pi 0.14's tools.
+    assert!(said.contains("tool profile pi-0.14"), "{said}");
+    let cassette = std::fs::read_to_string(
+        dir.path()
+            .join("cassettes")
+            .join(TASK)
+            .join("anthropic--claude-sonnet-4-5.yaml"),
+    )
+    .unwrap();
+    assert!(cassette.contains("tool_profile: pi-0.14"), "{cassette}");
+    assert!(cassette.contains("Edit a file by replacing exact text."));
+
+    let out = harness(
+        dir.path(),
+        &[
+            "run",
+            "tasks",
+            "--tool-profile",
+            "pi-0.14",
+            "--sandbox",
+            "none",
+        ],
+    );
+    let said = text(&out);
+    let row = said
+        .lines()
+        .find(|l| l.starts_with(TASK))
+        .unwrap_or_default();
+    assert!(
+        row.contains(" passed ") && !row.contains("drifted"),
+        "{said}"
+    );
+    assert!(!said.contains("recorded with"), "{said}");
+
+    // Today's tools describe edit otherwise and answer it in other words: said up front, and
+    // found at the tool definitions and at the edit's result.
+    let out = harness(
+        dir.path(),
+        &[
+            "run",
+            "tasks",
+            "--on-divergence",
+            "continue",
+            "--sandbox",
+            "none",
+        ],
+    );
+    let said = text(&out);
+    assert!(
+        said.contains("tool profile `pi-0.73` (recorded with `pi-0.14`)"),
+        "{said}"
+    );
+    assert!(said.contains("outcome held: passed → passed"), "{said}");
+    let divergence = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            p.join("runs")
+                .join(format!("{TASK}--anthropic--claude-sonnet-4-5--e1"))
+                .join("divergence.md")
+        })
+        .find(|p| p.exists())
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap_or_default();
+    assert!(
+        divergence.contains("turn 1: result of edit#1 changed"),
+        "{divergence}"
+    );
+    assert!(divergence.contains("| edit | 1 | 1 |"), "{divergence}");
+    assert!(
+        divergence.contains("tool edit: parameter oldText"),
+        "{divergence}"
+    );
+
+    // An unknown profile is refused before anything runs.
+    let out = harness(dir.path(), &["run", "tasks", "--tool-profile", "pi-0.30"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("no profile for Pi 0.30"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// An ATIF trajectory of the same work, written as the format has it (v1.6).
+fn trajectory(tools: [&str; 2]) -> Value {
+    json!({
+        "schema_version": "ATIF-v1.6",
+        "session_id": "7a7f0000-run",
+        "agent": {"name": "some-agent", "version": "1.0", "model_name": "claude-sonnet-4-5"},
+        "steps": [
+            {"step_id": 1, "timestamp": "2026-06-01T10:00:00Z", "source": "system", "message": "You are an agent."},
+            {"step_id": 2, "timestamp": "2026-06-01T10:00:01Z", "source": "user", "message": "Make f return 2."},
+            {"step_id": 3, "source": "agent", "model_name": "claude-sonnet-4-5", "message": "",
+             "reasoning_content": "Read it first.",
+             "tool_calls": [{"tool_call_id": "call_1", "function_name": tools[0], "arguments": {"path": "src/a.py"}}],
+             "observation": {"results": [{"source_call_id": "call_1", "content": "def f():\n    return 1\n"}]},
+             "metrics": {"prompt_tokens": 100, "completion_tokens": 20, "cached_tokens": 10}},
+            {"step_id": 4, "source": "agent", "message": "Changing it.",
+             "tool_calls": [{"tool_call_id": "call_2", "function_name": tools[1],
+                             "arguments": {"path": "src/a.py", "edits": [{"oldText": "return 1", "newText": "return 2"}]}}],
+             "observation": {"results": [{"source_call_id": "call_2", "content": "Successfully replaced 1 block(s) in src/a.py."}]}},
+            {"step_id": 5, "source": "agent", "message": [{"type": "text", "text": "Done."}]}
+        ]
+    })
+}
+
+#[test]
+fn an_atif_trajectory_with_our_tools_imports_and_replays_clean_and_one_without_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo(dir.path());
+    let ours = dir.path().join("trajectory.json");
+    std::fs::write(&ours, trajectory(["read", "edit"]).to_string()).unwrap();
+    let theirs = dir.path().join("other.json");
+    let mut other = trajectory(["Read", "str_replace_based_edit_tool"]);
+    other["session_id"] = json!("0the0r00-run");
+    std::fs::write(&theirs, other.to_string()).unwrap();
+    let out = harness(
+        dir.path(),
+        &[
+            "import",
+            "atif",
+            ours.to_str().unwrap(),
+            theirs.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--into",
+            "tasks",
+            "--cassettes",
+            "cassettes",
+        ],
+    );
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("task atif-7a7f0000 new: 1 prompts, 3 turns"),
+        "{said}"
+    );
+    assert!(
+        said.contains("other.json") && said.contains("Read, str_replace_based_edit_tool"),
+        "{said}"
+    );
+    assert!(!dir.path().join("tasks/atif-0the0r00").exists());
+    assert!(!dir.path().join("cassettes/atif-0the0r00").exists());
+    let task = std::fs::read_to_string(dir.path().join("tasks/atif-7a7f0000/task.yaml")).unwrap();
+    assert!(
+        task.contains("- atif\n") && task.contains("ATIF-v1.6 trajectory"),
+        "{task}"
+    );
+
+    let out = harness(dir.path(), &["run", "tasks", "--sandbox", "none"]);
+    let said = text(&out);
+    let row = said
+        .lines()
+        .find(|l| l.starts_with("atif-7a7f0000"))
         .unwrap_or_default();
     assert!(
         row.contains(" passed ") && !row.contains("drifted"),

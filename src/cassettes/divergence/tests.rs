@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::cassettes::normalize::map_strings;
 use crate::cassettes::format::{Cassette, REQUEST_HEADERS, filter_headers};
+use crate::cassettes::normalize::map_strings;
 use crate::conversation::{
     AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ToolCall,
     ToolDefinition, ToolResultMessage, Usage, UserContent,

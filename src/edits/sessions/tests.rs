@@ -6,9 +6,9 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::edits::reapply::cases;
 use crate::edits::corpus::read_corpus;
 use crate::edits::gold::{GoldSource, derive_gold};
+use crate::edits::reapply::cases;
 use crate::sessions::{claude_code::read_transcript, pi::read_session};
 use crate::tools::MatchTier;
 use crate::tools::edit::generate_diff_string;

@@ -102,15 +102,24 @@ mod tests {
 
     #[test]
     fn pieces_join_to_the_text_and_never_cut_a_placeholder() {
-        let text = format!("{}cd /workspace/src && ls /tmp/harness-bash", "x".repeat(PIECE_CHARS - 5));
+        let text = format!(
+            "{}cd /workspace/src && ls /tmp/harness-bash",
+            "x".repeat(PIECE_CHARS - 5)
+        );
         let parts = pieces(&text);
         assert_eq!(parts.concat(), text);
         assert!(parts.iter().any(|p| p.contains("/workspace")), "{parts:?}");
-        assert!(parts.iter().any(|p| p.contains("/tmp/harness-bash")), "{parts:?}");
+        assert!(
+            parts.iter().any(|p| p.contains("/tmp/harness-bash")),
+            "{parts:?}"
+        );
         // Without a placeholder at the cut, pieces are PIECE_CHARS long.
         let plain = "y".repeat(PIECE_CHARS * 2 + 1);
         assert_eq!(
-            pieces(&plain).iter().map(|p| p.chars().count()).collect::<Vec<_>>(),
+            pieces(&plain)
+                .iter()
+                .map(|p| p.chars().count())
+                .collect::<Vec<_>>(),
             [PIECE_CHARS, PIECE_CHARS, 1]
         );
         assert_eq!(pieces(""), [""]);
