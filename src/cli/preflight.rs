@@ -70,13 +70,13 @@ pub fn check_flags(
             problems.push(Problem::new(e.to_string(), e.hint()));
         }
     }
-    if let Some(profile) = &args.tool_profile
-        && let Err(e) = crate::tools::profile::ToolProfile::parse(profile)
-    {
-        problems.push(Problem::new(
-            e,
-            "`--tool-profile pi-0.73` is today's tools; see the README's profiles",
-        ));
+    for profile in &args.tool_profiles {
+        if let Err(e) = crate::tools::profile::ToolProfile::parse(profile) {
+            problems.push(Problem::new(
+                e,
+                "`--tool-profile pi-0.73` is today's tools; see the README's profiles",
+            ));
+        }
     }
     let mut named: Vec<&str> = args.provider.iter().map(String::as_str).collect();
     named.extend(models.iter().map(|m| m.provider.as_str()));

@@ -84,8 +84,10 @@ pub struct RunArgs {
     /// Whose words the tools answer in: `pi-0.73` (today's Pi, the default), `pi-0.14` or
     /// `pi-0.7` (the versions that recorded the public Pi sessions), to replay a session under
     /// the tools that recorded it.
-    #[arg(long, value_name = "PROFILE")]
-    pub tool_profile: Option<String>,
+    /// Repeat it to run each profile as an arm of its own (with each edit strategy), compared
+    /// in the summary paired by task and epoch like edit strategies.
+    #[arg(long = "tool-profile", value_name = "PROFILE")]
+    pub tool_profiles: Vec<String>,
 
     /// Run every task this many times per model.
     #[arg(long, default_value_t = 1)]
@@ -231,7 +233,7 @@ pub fn suite_options(args: &RunArgs, models: &[ModelSelector], mode: CassetteMod
         base_url: args.base_url.clone(),
         sandbox: args.sandbox.as_ref().map(name),
         max_cost: args.max_cost,
-        tool_profile: args.tool_profile.clone(),
+        tool_profiles: args.tool_profiles.clone(),
     }
 }
 
@@ -342,11 +344,11 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
     same!("epochs", "--epochs", args.epochs, then.epochs, |e: &u32| e
         .to_string());
     same!(
-        "tool_profile",
+        "tool_profiles",
         "--tool-profile",
-        args.tool_profile,
-        then.tool_profile.clone(),
-        opt
+        args.tool_profiles,
+        then.tool_profiles.clone(),
+        |v: &Vec<String>| list(v)
     );
     same!(
         "edit_strategies",
@@ -423,11 +425,11 @@ pub fn run_options(
     options.epochs = args.epochs.max(1);
     options.max_cost = args.max_cost;
     options.request.thinking = args.thinking;
-    options.tool_profile = args
-        .tool_profile
-        .as_deref()
-        .and_then(|p| crate::tools::profile::ToolProfile::parse(p).ok())
-        .unwrap_or_default();
+    options.tool_profiles = args
+        .tool_profiles
+        .iter()
+        .filter_map(|p| crate::tools::profile::ToolProfile::parse(p).ok())
+        .collect();
     options
 }
 

@@ -86,9 +86,9 @@ pub struct SuiteOptions {
     /// The tier asked for (`None`: the default).
     pub sandbox: Option<String>,
     pub max_cost: Option<f64>,
-    /// The tool profile (`None`: today's tools, the default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_profile: Option<String>,
+    /// The tool profiles (none: today's tools, the default).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_profiles: Vec<String>,
 }
 
 impl SuiteOptions {
@@ -133,8 +133,8 @@ impl SuiteOptions {
         field("--thinking", opt(&self.thinking), opt(&now.thinking));
         field(
             "--tool-profile",
-            opt(&self.tool_profile),
-            opt(&now.tool_profile),
+            list(&self.tool_profiles),
+            list(&now.tool_profiles),
         );
         field("--base-url", opt(&self.base_url), opt(&now.base_url));
         field("--sandbox", opt(&self.sandbox), opt(&now.sandbox));
@@ -463,7 +463,7 @@ mod tests {
             base_url: None,
             sandbox: None,
             max_cost: None,
-            tool_profile: None,
+            tool_profiles: Vec::new(),
         };
         let now = SuiteOptions {
             tasks: "elsewhere/tasks".into(),
@@ -518,7 +518,7 @@ mod tests {
                 base_url: None,
                 sandbox: Some("none".into()),
                 max_cost: Some(1.5),
-                tool_profile: None,
+                tool_profiles: Vec::new(),
             },
             fingerprint: fingerprint(&[("a", "1")], &[]),
             plan: vec!["a--p--m--e1".into()],

@@ -51,25 +51,67 @@ pub struct RunOptions {
     pub request: RequestOptions,
     /// Stop starting runs once this many dollars are spent.
     pub max_cost: Option<f64>,
-    /// Whose words the tools answer in (today's Pi by default).
-    pub tool_profile: crate::tools::profile::ToolProfile,
+    /// The tool profiles, each an arm of its own with each edit strategy (`--tool-profile`,
+    /// repeatable); empty means today's tools.
+    pub tool_profiles: Vec<crate::tools::profile::ToolProfile>,
 }
 
 impl RunOptions {
-    /// The edit strategies of the arms, in the order given, each once; the default when none.
+    /// The arms, in the order given, each once: every edit strategy (the default when none)
+    /// under every tool profile (today's when none), named by the strategy, with `@<profile>`
+    /// for a profile other than today's (`pi`, `exact@pi-0.14`). Reports, run folders and the
+    /// paired comparison treat each as an edit strategy arm.
     pub fn strategies(&self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
+        let mut strategies: Vec<String> = Vec::new();
         for s in &self.edit_strategies {
-            if !out.contains(s) {
-                out.push(s.clone());
+            if !strategies.contains(s) {
+                strategies.push(s.clone());
             }
         }
-        if out.is_empty() {
-            out.push(crate::record::DEFAULT_EDIT_STRATEGY.to_owned());
+        if strategies.is_empty() {
+            strategies.push(crate::record::DEFAULT_EDIT_STRATEGY.to_owned());
+        }
+        let mut profiles = self.tool_profiles.clone();
+        profiles.dedup();
+        if profiles.is_empty() {
+            profiles.push(Default::default());
+        }
+        let mut out = Vec::new();
+        for profile in &profiles {
+            for s in &strategies {
+                let arm = arm_label(s, *profile);
+                if !out.contains(&arm) {
+                    out.push(arm);
+                }
+            }
         }
         out
     }
+}
 
+/// The arm of edit strategy `strategy` under `profile`: the strategy's name, with
+/// `@<profile>` when the profile is not today's.
+pub fn arm_label(strategy: &str, profile: crate::tools::profile::ToolProfile) -> String {
+    if profile == Default::default() {
+        strategy.to_owned()
+    } else {
+        format!("{strategy}@{profile}")
+    }
+}
+
+/// The edit strategy and tool profile an arm label names ([`arm_label`]'s inverse); a label
+/// whose profile part is not a profile is taken whole as a strategy.
+pub fn split_arm(label: &str) -> (&str, crate::tools::profile::ToolProfile) {
+    match label.rsplit_once('@') {
+        Some((strategy, profile)) => match crate::tools::profile::ToolProfile::parse(profile) {
+            Ok(profile) => (strategy, profile),
+            Err(_) => (label, Default::default()),
+        },
+        None => (label, Default::default()),
+    }
+}
+
+impl RunOptions {
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
     /// the process environment for keys, its allow-listed part for commands, the default sandbox
     /// (`isolated` where bubblewrap works, else `workspace`).
@@ -97,7 +139,29 @@ impl RunOptions {
             retry: RetryPolicy::default(),
             request: RequestOptions::default(),
             max_cost: None,
-            tool_profile: Default::default(),
+            tool_profiles: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod arm_tests {
+    use super::*;
+    use crate::tools::profile::ToolProfile;
+
+    #[test]
+    fn each_strategy_runs_under_each_profile_and_the_label_says_which() {
+        let mut options = RunOptions::new("c".into(), "r".into());
+        assert_eq!(options.strategies(), ["pi"]);
+        options.edit_strategies = vec!["pi".into(), "exact".into()];
+        options.tool_profiles = vec![ToolProfile::Pi014, ToolProfile::Pi073];
+        assert_eq!(
+            options.strategies(),
+            ["pi@pi-0.14", "exact@pi-0.14", "pi", "exact"]
+        );
+        assert_eq!(split_arm("exact@pi-0.14"), ("exact", ToolProfile::Pi014));
+        assert_eq!(split_arm("pi"), ("pi", ToolProfile::Pi073));
+        // A strategy spelled with an @ that names no profile is a strategy.
+        assert_eq!(split_arm("chain:a@b"), ("chain:a@b", ToolProfile::Pi073));
     }
 }

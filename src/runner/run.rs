@@ -38,7 +38,8 @@ pub(super) async fn run_one(
     let (options, state) = (&**shared, &**suite);
     let started = Instant::now();
     let task = run.task.clone();
-    let strategy = match edit::parse_strategy(&run.edit_strategy) {
+    let (strategy_name, profile) = super::options::split_arm(&run.edit_strategy);
+    let strategy = match edit::parse_strategy(strategy_name) {
         Ok(strategy) => strategy,
         Err(e) => return errored(run, ErrorKind::Setup, format!("{e}; {}", e.hint())),
     };
@@ -120,11 +121,7 @@ pub(super) async fn run_one(
         }
     };
     let mut notes: Vec<String> = Vec::new();
-    for message in session.notices(
-        options.tool_profile.name(),
-        strategy.name(),
-        options.sandbox.name(),
-    ) {
+    for message in session.notices(profile.name(), strategy.name(), options.sandbox.name()) {
         reporter.event(&RunnerEvent::Notice {
             index,
             message: message.clone(),
@@ -134,7 +131,6 @@ pub(super) async fn run_one(
     let api = spec.api;
     let (provider, retry_stats) = provider_for(spec, &entry, &session, options, state);
 
-    let profile = options.tool_profile;
     let tool_set = match ToolSet::new(&task.tools) {
         Ok(set) => Arc::new(set.with_profile(profile)),
         Err(e) => return errored(run, ErrorKind::Setup, e.to_string()),

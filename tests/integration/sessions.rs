@@ -557,6 +557,36 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
         "{divergence}"
     );
 
+    // Both profiles as arms of one run, compared like edit strategies.
+    let out = harness(
+        dir.path(),
+        &[
+            "run",
+            "tasks",
+            "--tool-profile",
+            "pi-0.14",
+            "--tool-profile",
+            "pi-0.73",
+            "--on-divergence",
+            "continue",
+            "--sandbox",
+            "none",
+        ],
+    );
+    let said = text(&out);
+    let rows: Vec<&str> = said.lines().filter(|l| l.starts_with(TASK)).collect();
+    assert_eq!(rows.len(), 2, "{said}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("[pi@pi-0.14]") || r.contains("pi@pi-0.14")),
+        "{said}"
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r.contains("drifted")).count(),
+        1,
+        "{said}"
+    );
+
     // An unknown profile is refused before anything runs.
     let out = harness(dir.path(), &["run", "tasks", "--tool-profile", "pi-0.30"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
