@@ -116,7 +116,7 @@ pub fn compare(args: CompareArgs) -> ExitCode {
     ));
     let summary = printer.step_summary();
     if let Err(e) = write(&cmp, &out, &args.base, new_dir, &title, summary.as_deref()) {
-        return super::printer::internal_error(&format!("could not write the comparison: {e}"));
+        return super::printer::internal_error(&format!("failed to write the comparison: {e}"));
     }
     stderr!(
         "comparison written to {}",

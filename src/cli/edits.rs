@@ -309,7 +309,7 @@ async fn extract(args: &ExtractArgs) -> ExitCode {
     let tasks: Vec<Arc<crate::tasks::Task>> = selected.into_iter().map(Arc::new).collect();
     let scratch = match tempfile::tempdir() {
         Ok(dir) => dir,
-        Err(e) => return internal_error(&format!("could not create a temp folder: {e}")),
+        Err(e) => return internal_error(&format!("failed to create a temp folder: {e}")),
     };
     let mut options =
         crate::runner::RunOptions::new(args.cassettes.clone(), scratch.path().join("report"));
@@ -353,7 +353,7 @@ async fn extract(args: &ExtractArgs) -> ExitCode {
         });
     if let Err(e) = copied {
         return internal_error(&format!(
-            "could not write the corpus to {}: {e}",
+            "failed to write the corpus to {}: {e}",
             args.out.display()
         ));
     }
@@ -468,7 +468,7 @@ fn compare_command(args: &EditsCompareArgs) -> ExitCode {
     let names: Vec<String> = strategies.iter().map(|s| s.name().to_owned()).collect();
     let results = match compare(&cases, &strategies, args.jobs) {
         Ok(r) => r,
-        Err(e) => return internal_error(&format!("could not start the worker threads: {e}")),
+        Err(e) => return internal_error(&format!("failed to start the worker threads: {e}")),
     };
     let summary = summarize(&cases, &names, &results);
     let markdown = render_markdown(&summary, &cases);

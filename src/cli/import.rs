@@ -162,7 +162,7 @@ fn exercism_cmd(args: ExercismArgs) -> ExitCode {
             Err(e) => {
                 return usage(
                     &printer,
-                    &format!("cannot read the prompt template {}: {e}", path.display()),
+                    &format!("failed to read the prompt template {}: {e}", path.display()),
                     "give the path of a text file",
                 );
             }
@@ -298,7 +298,7 @@ fn recorded_runs_cmd(
         Err(e) => {
             return usage(
                 &printer,
-                &format!("cannot start a runtime: {e}"),
+                &format!("failed to start a runtime: {e}"),
                 "try again",
             );
         }

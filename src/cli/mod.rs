@@ -111,14 +111,14 @@ pub fn main() -> ExitCode {
     // (`/proc/<pid>/mem`, ptrace): only the final image can be made so (an exec undoes it).
     if let Err(e) = crate::sandbox::secrets::make_undumpable() {
         printer::warn(&format!(
-            "could not make the harness non-dumpable ({e}); a command running as the same user could read its memory"
+            "failed to make the harness non-dumpable ({e}); a command running as the same user could read its memory"
         ));
     }
     // Orphans of the agent's commands come back to the harness, which kills them (see
     // `sandbox::process`); without it they would go on under init.
     if let Err(e) = crate::sandbox::process::become_subreaper() {
         printer::warn(&format!(
-            "could not become a child subreaper ({e}); a command that drops its environment may outlive its run"
+            "failed to become a child subreaper ({e}); a command that drops its environment may outlive its run"
         ));
     }
     match cli.command {

@@ -52,7 +52,7 @@ pub fn validate_with_oracle(args: ValidateArgs) -> ExitCode {
         Ok(dir) => dir,
         Err(e) => {
             return super::printer::internal_error(&format!(
-                "could not create a temporary report folder: {e}"
+                "failed to create a temporary report folder: {e}"
             ));
         }
     };

@@ -90,7 +90,7 @@ async fn run_async(
     }
     for (path, e) in &cleanup.failed {
         printer.warn(&format!(
-            "could not remove {}, left by a harness that was killed: {e}",
+            "failed to remove {}, left by a harness that was killed: {e}",
             path.display()
         ));
     }

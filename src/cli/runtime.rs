@@ -17,5 +17,5 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
         .build()
-        .map_err(|e| internal_error(&format!("could not start the async runtime: {e}")))
+        .map_err(|e| internal_error(&format!("failed to start the async runtime: {e}")))
 }

@@ -16,7 +16,7 @@ pub fn watch_signals(stop: CancellationToken, sandbox: Sandbox) {
         signal(SignalKind::terminate()),
     ) else {
         super::printer::warn(
-            "could not install the Ctrl-C handler; an interrupt ends the harness at once",
+            "failed to install the Ctrl-C handler; an interrupt ends the harness at once",
         );
         return;
     };

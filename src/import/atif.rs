@@ -89,7 +89,7 @@ pub(crate) fn read_atif(
         message: m,
     };
     let text = std::fs::read_to_string(file)
-        .map_err(|e| unusable(format!("cannot read the file: {e}")))?;
+        .map_err(|e| unusable(format!("failed to read the file: {e}")))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         unusable(format!(
             "not JSON ({e}); an ATIF trajectory is one JSON document"

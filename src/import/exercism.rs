@@ -317,7 +317,7 @@ fn build_task(
     }
     let config_path = dir.join(".meta/config.json");
     let config_text = std::fs::read_to_string(&config_path)
-        .map_err(|e| skip(&config_path, format!("cannot read it: {e}")))?;
+        .map_err(|e| skip(&config_path, format!("failed to read it: {e}")))?;
     let config: Config = serde_json::from_str(&config_text)
         .map_err(|e| skip(&config_path, format!("malformed config.json: {e}")))?;
     let files = config.files;
@@ -360,7 +360,7 @@ fn build_task(
             if e.kind() == std::io::ErrorKind::NotFound {
                 "missing: the exercise has no instructions".to_owned()
             } else {
-                format!("cannot read it: {e}")
+                format!("failed to read it: {e}")
             },
         )
     })?;
@@ -368,12 +368,12 @@ fn build_task(
     let append = match std::fs::read_to_string(&append_path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(skip(&append_path, format!("cannot read it: {e}"))),
+        Err(e) => return Err(skip(&append_path, format!("failed to read it: {e}"))),
     };
 
     // The fixture: the exercise without its metadata, tests switched on.
     let listed = tree::list_files(dir, &NOT_IN_FIXTURE)
-        .map_err(|e| skip(dir, format!("cannot read the exercise: {e}")))?;
+        .map_err(|e| skip(dir, format!("failed to read the exercise: {e}")))?;
     let mut task = Tree::new();
     let mut tests: Vec<(String, String)> = Vec::new();
     for name in &files.test {
@@ -385,7 +385,7 @@ fn build_task(
         }
     }
     for (rel, path) in &listed {
-        let file = read_out(path).map_err(|e| skip(path, format!("cannot read it: {e}")))?;
+        let file = read_out(path).map_err(|e| skip(path, format!("failed to read it: {e}")))?;
         let file = if files.test.contains(rel) {
             let text = String::from_utf8(file.bytes)
                 .map_err(|_| skip(path, "the test file is not UTF-8 text".into()))?;
@@ -411,7 +411,7 @@ fn build_task(
                 if e.kind() == std::io::ErrorKind::NotFound {
                     "missing: the reference solution file config.json names is not there".to_owned()
                 } else {
-                    format!("cannot read it: {e}")
+                    format!("failed to read it: {e}")
                 },
             )
         })?;
@@ -444,7 +444,8 @@ fn build_task(
     for (extra, target) in recipes::extra_reference_files(language) {
         let path = dir.join(extra);
         if path.is_file() {
-            let file = read_out(&path).map_err(|e| skip(&path, format!("cannot read it: {e}")))?;
+            let file =
+                read_out(&path).map_err(|e| skip(&path, format!("failed to read it: {e}")))?;
             task.insert(format!("solution/{target}"), file);
         }
     }
@@ -501,7 +502,7 @@ fn build_task(
         requires: &recipe.requires,
     };
     let body = serde_yaml_ng::to_string(&yaml)
-        .map_err(|e| skip(dir, format!("cannot write task.yaml: {e}")))?;
+        .map_err(|e| skip(dir, format!("failed to write task.yaml: {e}")))?;
     let from = dir.strip_prefix(source).unwrap_or(dir);
     let header = format!(
         "# Imported by `harness import exercism` from {}; importing again rewrites this folder.\n",
@@ -598,7 +599,7 @@ fn fetch_crates(id: &str, task: &Tree, summary: &mut ImportSummary) {
                 String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or_default()
             )),
             Err(e) => summary.notes.push(format!(
-                "{id}: could not run `cargo fetch` for {manifest} ({e}); its offline check may not build"
+                "{id}: failed to run `cargo fetch` for {manifest} ({e}); its offline check may not build"
             )),
         }
     }
@@ -718,7 +719,7 @@ fn shared_node_install(
                 dir.display()
             )),
             Err(e) => summary.notes.push(format!(
-                "could not run `npm install` in {} ({e}); the JavaScript tasks are skipped until their dependencies are installed there",
+                "failed to run `npm install` in {} ({e}); the JavaScript tasks are skipped until their dependencies are installed there",
                 dir.display()
             )),
         }

@@ -66,13 +66,13 @@ pub enum ImportError {
         "no Exercism exercises in {path}: expected {path}/exercises/practice/<exercise>/ (a track) or {path}/<language>/exercises/practice/<exercise>/ (the polyglot benchmark)"
     )]
     NoExercises { path: PathBuf },
-    #[error("cannot read {path}: {source}")]
+    #[error("failed to read {path}: {source}")]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("failed to write {path}: {source}")]
     Write {
         path: PathBuf,
         #[source]

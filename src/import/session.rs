@@ -655,13 +655,13 @@ fn task_id(session: &PiSession) -> String {
 
 /// The files of the repository at `commit`, by path.
 fn repo_files(repo: &Path, commit: &str) -> Result<Tree, String> {
-    let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a temp folder: {e}"))?;
+    let scratch = tempfile::tempdir().map_err(|e| format!("failed to make a temp folder: {e}"))?;
     let archive = std::process::Command::new("git")
         .arg("-C")
         .arg(repo)
         .args(["archive", "--format=tar", commit])
         .output()
-        .map_err(|e| format!("cannot run git in {}: {e}", repo.display()))?;
+        .map_err(|e| format!("failed to run git in {}: {e}", repo.display()))?;
     if !archive.status.success() {
         return Err(format!(
             "git archive {commit} in {} failed: {}",
@@ -675,18 +675,18 @@ fn repo_files(repo: &Path, commit: &str) -> Result<Tree, String> {
         .arg(scratch.path())
         .stdin(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run tar: {e}"))?;
+        .map_err(|e| format!("failed to run tar: {e}"))?;
     if let Some(mut stdin) = tar.stdin.take() {
         std::io::Write::write_all(&mut stdin, &archive.stdout)
-            .map_err(|e| format!("cannot unpack the commit: {e}"))?;
+            .map_err(|e| format!("failed to unpack the commit: {e}"))?;
     }
     let status = tar.wait().map_err(|e| format!("tar: {e}"))?;
     if !status.success() {
-        return Err(format!("cannot unpack {commit} of {}", repo.display()));
+        return Err(format!("failed to unpack {commit} of {}", repo.display()));
     }
     let mut tree = Tree::new();
     for (rel, full) in super::tree::list_files(scratch.path(), &[])
-        .map_err(|e| format!("cannot list the commit's files: {e}"))?
+        .map_err(|e| format!("failed to list the commit's files: {e}"))?
     {
         let meta = std::fs::symlink_metadata(&full).map_err(|e| e.to_string())?;
         if !meta.is_file() {
@@ -962,7 +962,7 @@ pub(crate) async fn import_source(
         .await
         .map_err(|e| {
             unusable(format!(
-                "cannot make the {} cassette: {e}; nothing written",
+                "failed to make the {} cassette: {e}; nothing written",
                 api.as_str()
             ))
         })?;
@@ -988,7 +988,7 @@ pub(crate) async fn import_source(
                 let _ = std::fs::remove_file(done);
             }
             return Err(unusable(format!(
-                "cannot write the task folder {}: {e}; nothing written",
+                "failed to write the task folder {}: {e}; nothing written",
                 options.into.join(&task).display()
             )));
         }

@@ -88,7 +88,7 @@ impl Transport for LiveTransport {
         })?;
         let body = serde_json::to_vec(&request.body).map_err(|e| TransportError::Connect {
             url: request.url.clone(),
-            message: format!("could not serialise the body: {e}"),
+            message: format!("failed to serialise the body: {e}"),
         })?;
         let mut builder = self.client.request(method, &request.url).body(body);
         for (k, v) in &request.headers {

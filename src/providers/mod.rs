@@ -194,7 +194,7 @@ pub enum ProviderError {
     ContextTooLong { message: String },
     #[error("invalid request ({status}): {message}")]
     InvalidRequest { status: u16, message: String },
-    #[error("could not connect: {message}")]
+    #[error("failed to connect: {message}")]
     Connection { message: String },
     #[error("stream cut before its end: {message}")]
     StreamCut { message: String },

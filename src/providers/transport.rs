@@ -59,7 +59,7 @@ impl HttpResponse {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TransportError {
     /// Could not connect or send.
-    #[error("could not connect to {url}: {message}")]
+    #[error("failed to connect to {url}: {message}")]
     Connect { url: String, message: String },
     /// The body stream broke after the response started.
     #[error("connection broke while reading the response: {0}")]

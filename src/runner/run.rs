@@ -73,7 +73,7 @@ pub(super) async fn run_one(
             return errored(
                 run,
                 ErrorKind::Setup,
-                format!("could not create the workspace: {e}"),
+                format!("failed to create the workspace: {e}"),
             );
         }
     };
@@ -83,7 +83,7 @@ pub(super) async fn run_one(
             return errored(
                 run,
                 ErrorKind::Setup,
-                format!("could not create a temp dir: {e}"),
+                format!("failed to create a temp dir: {e}"),
             );
         }
     };

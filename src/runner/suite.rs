@@ -421,7 +421,7 @@ pub fn finish_blocking(
         ..ReportOptions::default()
     };
     let written = reports::write_report_with(dir, &records, &[], &report_options)
-        .map_err(|e| format!("could not write the reports: {e}"));
+        .map_err(|e| format!("failed to write the reports: {e}"));
     let sorted_dirs: Vec<String> = reports::sorted(&records)
         .iter()
         .map(|r| r.run_dir())

@@ -238,7 +238,7 @@ pub fn access_rw(fd: BorrowedFd<'_>) -> io::Result<()> {
 /// 5.6 answers `ENOSYS`; a seccomp filter `ENOSYS` or `EPERM`).
 pub fn openat2_works() -> Result<(), String> {
     let probe = Anchor::open(Path::new("/"))
-        .map_err(|e| format!("could not open / to probe openat2: {e}"))?;
+        .map_err(|e| format!("failed to open / to probe openat2: {e}"))?;
     match open(&probe, Path::new("."), How::Path) {
         Ok(_) => Ok(()),
         Err(e) => Err(format!(

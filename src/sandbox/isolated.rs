@@ -175,7 +175,7 @@ impl RunSandbox {
         };
         drop(cmd);
         let mut child = spawned
-            .map_err(|e| io::Error::new(e.kind(), format!("could not start bubblewrap: {e}")))?;
+            .map_err(|e| io::Error::new(e.kind(), format!("failed to start bubblewrap: {e}")))?;
         let pgid = child.id().map(|p| p as i32);
         let stderr = child.stderr.take();
         let kept = Arc::new(Mutex::new(Vec::new()));
@@ -228,7 +228,7 @@ impl RunSandbox {
         };
         sandbox.shut();
         Err(io::Error::other(format!(
-            "could not start the run's sandbox: {why}"
+            "failed to start the run's sandbox: {why}"
         )))
     }
 
@@ -431,7 +431,7 @@ async fn write_requests(control: Arc<Control>, mut rx: mpsc::UnboundedReceiver<O
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => {
-                    control.end(format!("could not write to its supervisor: {e}"));
+                    control.end(format!("failed to write to its supervisor: {e}"));
                     return;
                 }
             }

@@ -225,7 +225,7 @@ impl Sandbox {
                 Arc::new(io::Error::new(
                     e.kind(),
                     format!(
-                        "could not hand the workspace {} to `{}`, the user commands run as: {e}",
+                        "failed to hand the workspace {} to `{}`, the user commands run as: {e}",
                         root.display(),
                         user.name
                     ),
@@ -326,7 +326,7 @@ impl Jail {
                     Arc::new(io::Error::new(
                         e.kind(),
                         format!(
-                            "could not hand the run's folders under {} to `{}`, the user \
+                            "failed to hand the run's folders under {} to `{}`, the user \
                              commands run as: {e}",
                             scratch.path().display(),
                             user.name

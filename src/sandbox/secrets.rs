@@ -268,11 +268,11 @@ impl Vault {
 /// A failure to seal the environment.
 #[derive(Debug, thiserror::Error)]
 pub enum SealError {
-    #[error("could not create an in-memory file for the keys: {0}")]
+    #[error("failed to create an in-memory file for the keys: {0}")]
     Memfd(#[source] std::io::Error),
-    #[error("could not re-execute the harness without its keys in the environment: {0}")]
+    #[error("failed to re-execute the harness without its keys in the environment: {0}")]
     Exec(#[source] std::io::Error),
-    #[error("could not read the sealed keys from descriptor {fd}: {source}")]
+    #[error("failed to read the sealed keys from descriptor {fd}: {source}")]
     Read {
         fd: String,
         #[source]

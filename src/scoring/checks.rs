@@ -94,7 +94,7 @@ async fn command_check(
     })();
     let ((out_tx, out_rx), (err_tx, err_rx)) = match pipes {
         Ok(pipes) => pipes,
-        Err(err) => return (false, format!("could not start bash: {err}")),
+        Err(err) => return (false, format!("failed to start bash: {err}")),
     };
     let spawned = jail
         .spawn(CommandSpec {
@@ -108,7 +108,7 @@ async fn command_check(
         .await;
     let mut spawned = match spawned {
         Ok(spawned) => spawned,
-        Err(err) => return (false, format!("could not start bash: {err}")),
+        Err(err) => return (false, format!("failed to start bash: {err}")),
     };
     let stdout = tokio::spawn(read_tail(Some(out_rx)));
     let stderr = tokio::spawn(read_tail(Some(err_rx)));
@@ -190,7 +190,7 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
         FileAssert::Contains(text) | FileAssert::NotContains(text) => {
             let want = matches!(assert, FileAssert::Contains(_));
             match std::fs::read(full) {
-                Err(err) => (false, format!("cannot read {shown}: {err}")),
+                Err(err) => (false, format!("failed to read {shown}: {err}")),
                 Ok(bytes) => {
                     let found = String::from_utf8_lossy(&bytes).contains(text.as_str());
                     let detail = match (want, found) {
@@ -206,7 +206,7 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
         FileAssert::EqualsFile(expected) => {
             let actual = match std::fs::read(full) {
                 Ok(bytes) => bytes,
-                Err(err) => return (false, format!("cannot read {shown}: {err}")),
+                Err(err) => return (false, format!("failed to read {shown}: {err}")),
             };
             let wanted = match std::fs::read(expected) {
                 Ok(bytes) => bytes,
@@ -214,7 +214,7 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
                     return (
                         false,
                         format!(
-                            "cannot read the expected file {}: {err}",
+                            "failed to read the expected file {}: {err}",
                             expected.display()
                         ),
                     );

@@ -385,7 +385,7 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
             problems.push(TaskProblem::new(
                 dir,
                 None,
-                format!("cannot read the tasks folder: {err}"),
+                format!("failed to read the tasks folder: {err}"),
             ));
             return (SuiteDefaults::default(), Vec::new(), problems);
         }
@@ -558,7 +558,11 @@ fn read_yaml(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<Value> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) => {
-            problems.push(TaskProblem::new(path, None, format!("cannot read: {err}")));
+            problems.push(TaskProblem::new(
+                path,
+                None,
+                format!("failed to read: {err}"),
+            ));
             return None;
         }
     };

@@ -134,7 +134,7 @@ fn walk(
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
-            problems.push(TaskProblem::new(dir, None, format!("cannot read: {e}")));
+            problems.push(TaskProblem::new(dir, None, format!("failed to read: {e}")));
             return;
         }
     };
@@ -142,7 +142,7 @@ fn walk(
     paths.sort();
     for path in paths {
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            problems.push(TaskProblem::new(&path, None, "cannot read"));
+            problems.push(TaskProblem::new(&path, None, "failed to read"));
             continue;
         };
         let rel = path.strip_prefix(root).unwrap_or(&path);
@@ -222,7 +222,7 @@ fn text_of(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<String> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) => {
-            problems.push(TaskProblem::new(path, None, format!("cannot read: {e}")));
+            problems.push(TaskProblem::new(path, None, format!("failed to read: {e}")));
             return None;
         }
     };

@@ -406,7 +406,7 @@ fn a_missing_suite_folder_is_one_problem() {
     assert!(
         err.problems[0]
             .message
-            .starts_with("cannot read the tasks folder")
+            .starts_with("failed to read the tasks folder")
     );
 }
 
