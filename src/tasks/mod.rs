@@ -30,10 +30,12 @@ use serde_json::Value;
 use crate::agent::Limits;
 use crate::tools::ToolSetSpec;
 
+pub mod problem;
 pub mod requires;
 pub mod schema;
 pub mod solution;
 
+pub use problem::TaskProblem;
 pub use requires::Requires;
 
 use schema::{SchemaError, Segment, Validator};
@@ -300,37 +302,6 @@ pub struct Suite {
     pub dir: PathBuf,
     pub defaults: SuiteDefaults,
     pub tasks: Vec<Task>,
-}
-
-/// One problem with one file of a suite.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskProblem {
-    /// The file (or folder) at fault.
-    pub path: PathBuf,
-    /// The field, in `checks[0].expect_exit` form, when the problem is about one.
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl TaskProblem {
-    fn new(path: &Path, field: Option<String>, message: impl Into<String>) -> Self {
-        TaskProblem {
-            path: path.to_path_buf(),
-            field,
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for TaskProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.field {
-            Some(field) if !field.is_empty() => {
-                write!(f, "{}: {}: {}", self.path.display(), field, self.message)
-            }
-            _ => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
 }
 
 /// Every problem found while loading a suite.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::providers::oracle::{Reference, ReferenceFile};
 use crate::sandbox::confine;
 
-use super::TaskProblem;
+use super::problem::TaskProblem;
 
 /// The solution folder's name in a task folder.
 pub const SOLUTION_DIR: &str = "solution";
