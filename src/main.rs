@@ -16,5 +16,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> std::process::ExitCode {
+    // No transparent huge pages for the harness and what it starts (its sandbox supervisors
+    // first of all): mimalloc asks for them on its arenas, so each new heap of each process
+    // faulted in a 2 MiB page and zeroed it, half of the harness's own CPU per run on short
+    // runs (benches/README.md, `sandbox_overhead`). What mimalloc does with
+    // `MIMALLOC_ALLOW_THP=0`, set before its first page is touched; kept across exec.
+    let _ = nix::sys::prctl::set_thp_disable(true);
     harness::cli::main()
 }
