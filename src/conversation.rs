@@ -143,6 +143,21 @@ pub struct AssistantMessage {
 }
 
 impl AssistantMessage {
+    /// What Pi keeps of a reply its user interrupted: no content, stop reason `aborted`, the
+    /// reason as its error message. Later requests leave it out.
+    pub fn interrupted(api: &str, provider: &str, model: &str, reason: String) -> Self {
+        AssistantMessage {
+            content: Vec::new(),
+            api: api.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Aborted,
+            error_message: Some(reason),
+            response_id: None,
+        }
+    }
+
     /// The tool calls of this reply, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|b| match b {

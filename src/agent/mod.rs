@@ -238,8 +238,14 @@ impl Agent {
             let reply = match reply {
                 Ok(reply) => reply,
                 Err(StopCause::Provider(ProviderError::Interrupted { message })) => {
+                    let spec = self.provider.spec();
                     run.messages
-                        .push(Message::Assistant(self.interrupted_reply(message)));
+                        .push(Message::Assistant(AssistantMessage::interrupted(
+                            spec.api.as_str(),
+                            &spec.provider,
+                            &spec.model,
+                            format!("the reply was interrupted: {message}"),
+                        )));
                     return StopCause::Interrupted;
                 }
                 Err(stop) => return stop,
@@ -300,22 +306,6 @@ impl Agent {
             if ctx.cancel.is_cancelled() {
                 return StopCause::Limit(LimitKind::WallTime);
             }
-        }
-    }
-
-    /// What Pi keeps of a reply its user interrupted: an `aborted` assistant message, which
-    /// later requests leave out.
-    fn interrupted_reply(&self, message: String) -> AssistantMessage {
-        let spec = self.provider.spec();
-        AssistantMessage {
-            content: Vec::new(),
-            api: spec.api.as_str().to_owned(),
-            provider: spec.provider.clone(),
-            model: spec.model.clone(),
-            usage: Default::default(),
-            stop_reason: StopReason::Aborted,
-            error_message: Some(message),
-            response_id: None,
         }
     }
 

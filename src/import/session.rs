@@ -536,19 +536,15 @@ async fn record_cassette(
                 let reply = provider.complete(&context, &request).await;
                 if *interrupted {
                     interrupted_turns.push(turn - 1);
-                    context.messages.push(Message::Assistant(AssistantMessage {
-                        content: Vec::new(),
-                        api: spec.api.as_str().to_owned(),
-                        provider: spec.provider.clone(),
-                        model: spec.model.clone(),
-                        usage: Default::default(),
-                        stop_reason: StopReason::Aborted,
-                        error_message: Some(
-                            "the reply was interrupted: the recording stopped reading the reply here"
-                                .to_owned(),
-                        ),
-                        response_id: None,
-                    }));
+                    context
+                        .messages
+                        .push(Message::Assistant(AssistantMessage::interrupted(
+                        spec.api.as_str(),
+                        &spec.provider,
+                        &spec.model,
+                        "the reply was interrupted: the recording stopped reading the reply here"
+                            .to_owned(),
+                    )));
                     continue;
                 }
                 let mut reply = reply.map_err(|e| {

@@ -352,26 +352,6 @@ fn each_edit_strategy_is_an_arm_compared_in_the_summary() {
     );
 }
 
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_COMMITTER_DATE", "2025-01-01T00:00:00Z")
-        .env("GIT_AUTHOR_DATE", "2025-01-01T00:00:00Z")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// A Pi session (version 2) on a repository: its edits replayed from the commit before it
 /// started; a cut-off line and a call without a result named with file and line, the corpus
 /// written anyway and the exit status 2; `compare` reads the corpus.
@@ -381,9 +361,9 @@ fn a_pi_session_becomes_a_corpus_and_its_bad_lines_are_named() {
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(repo.join("m.py"), "def g():\n    return 'a'\n").unwrap();
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
+    super::sessions::git(&repo, &["init", "-q"]);
+    super::sessions::git(&repo, &["add", "."]);
+    super::sessions::git(&repo, &["commit", "-q", "-m", "base"]);
     let usage = serde_json::json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0});
     let call = |id: &str, parent: &str, call: &str, old: &str, new: &str| {
         serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "t",

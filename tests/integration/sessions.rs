@@ -6,7 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-fn git(repo: &Path, args: &[&str]) -> String {
+/// `git -C repo ARGS...` with a fixed author, committer and date; its stdout, trimmed.
+pub(crate) fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
@@ -161,6 +162,24 @@ fn harness(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `harness import KIND FILE --repo REPO --into tasks --cassettes cassettes EXTRA...` in `dir`.
+fn import(dir: &Path, kind: &str, files: &[&Path], repo: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["import".to_owned(), kind.to_owned()];
+    args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
+    args.extend(["--repo".to_owned(), repo.to_string_lossy().into_owned()]);
+    args.extend(["--into", "tasks", "--cassettes", "cassettes"].map(str::to_owned));
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    harness(dir, &args)
+}
+
+/// `harness run tasks --sandbox none EXTRA...` in `dir`: a replay of what was imported.
+fn replay(dir: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "tasks", "--sandbox", "none"];
+    args.extend_from_slice(extra);
+    harness(dir, &args)
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -183,13 +202,8 @@ fn a_pi_session_imports_as_a_task_and_cassette_that_replay_clean_in_every_format
         "openai-responses",
         "google-generative-ai",
     ];
-    let mut args = vec!["import", "pi-session", file.to_str().unwrap()];
-    args.extend(["--repo", repo.to_str().unwrap(), "--into", "tasks"]);
-    args.extend(["--cassettes", "cassettes"]);
-    for f in formats {
-        args.extend(["--format", f]);
-    }
-    let out = harness(dir.path(), &args);
+    let extra: Vec<&str> = formats.iter().flat_map(|f| ["--format", *f]).collect();
+    let out = import(dir.path(), "pi-session", &[&file], &repo, &extra);
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     // The commit is inferred from the session's first timestamp, and said why.
@@ -282,20 +296,7 @@ fn a_changed_tool_answer_is_reported_at_its_turn_and_call_with_the_outcome() {
     let repo = repo(dir.path());
     let file = dir.path().join("session.jsonl");
     session().write(&file);
-    let out = harness(
-        dir.path(),
-        &[
-            "import",
-            "pi-session",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
-    );
+    let out = import(dir.path(), "pi-session", &[&file], &repo, &[]);
     assert!(out.status.success(), "{}", text(&out));
     // What the tools now see differs: read's answer at turn 1, and the edit no longer finds
     // its text at turn 2, so the files do not end as the session left them.
@@ -304,17 +305,7 @@ fn a_changed_tool_answer_is_reported_at_its_turn_and_call_with_the_outcome() {
         "def f():\n    return  1\n",
     )
     .unwrap();
-    let out = harness(
-        dir.path(),
-        &[
-            "run",
-            "tasks",
-            "--on-divergence",
-            "continue",
-            "--sandbox",
-            "none",
-        ],
-    );
+    let out = replay(dir.path(), &["--on-divergence", "continue"]);
     let said = text(&out);
     assert!(said.contains("turn 1: result of read#1 changed"), "{said}");
     assert!(
@@ -356,20 +347,7 @@ fn bad_sessions_are_named_and_nothing_is_written_half() {
     let mut s = session();
     s.lines[0]["id"] = json!("0badc0de-0000-4000-8000-000000000002");
     s.write(&other);
-    let out = harness(
-        dir.path(),
-        &[
-            "import",
-            "pi-session",
-            torn.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
-    );
+    let out = import(dir.path(), "pi-session", &[&torn], &repo, &[]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("torn.jsonl:15: not valid JSON"), "{said}");
@@ -381,21 +359,12 @@ fn bad_sessions_are_named_and_nothing_is_written_half() {
             .exists()
     );
 
-    let out = harness(
+    let out = import(
         dir.path(),
-        &[
-            "import",
-            "pi-session",
-            other.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--commit",
-            "1234567",
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
+        "pi-session",
+        &[&other],
+        &repo,
+        &["--commit", "1234567"],
     );
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
@@ -408,38 +377,40 @@ fn bad_sessions_are_named_and_nothing_is_written_half() {
 }
 
 #[test]
-fn a_version_1_session_imports_and_replays_clean() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = repo(dir.path());
-    let file = dir.path().join("v1.jsonl");
-    session().version_1().write(&file);
-    let out = harness(
-        dir.path(),
-        &[
-            "import",
-            "pi-session",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
-    );
-    let said = text(&out);
-    assert!(out.status.success(), "{said}");
-    assert!(said.contains("3 prompts, 5 turns"), "{said}");
-    let out = harness(dir.path(), &["run", "tasks", "-q", "--sandbox", "none"]);
-    let said = text(&out);
-    let row = said
-        .lines()
-        .find(|l| l.starts_with(TASK))
-        .unwrap_or_default();
-    assert!(
-        row.contains(" passed ") && !row.contains("drifted"),
-        "{said}"
-    );
+fn version_1_and_version_2_sessions_import_and_replay_clean() {
+    for version in [1, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let file = dir.path().join(format!("v{version}.jsonl"));
+        let session = if version == 1 {
+            session().version_1()
+        } else {
+            let mut s = session();
+            s.lines[0]["version"] = json!(2);
+            s
+        };
+        session.write(&file);
+        let out = import(dir.path(), "pi-session", &[&file], &repo, &[]);
+        let said = text(&out);
+        assert!(out.status.success(), "v{version}: {said}");
+        assert!(said.contains("3 prompts, 5 turns"), "v{version}: {said}");
+        let task =
+            std::fs::read_to_string(dir.path().join("tasks").join(TASK).join("task.yaml")).unwrap();
+        assert!(
+            task.contains(&format!("Pi session file v{version}")),
+            "{task}"
+        );
+        let out = replay(dir.path(), &["-q"]);
+        let said = text(&out);
+        let row = said
+            .lines()
+            .find(|l| l.starts_with(TASK))
+            .unwrap_or_default();
+        assert!(
+            row.contains(" passed ") && !row.contains("drifted"),
+            "v{version}: {said}"
+        );
+    }
 }
 
 /// A session as Pi 0.14 recorded it: the edit sent flat arguments and was answered in the old
@@ -467,20 +438,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
     let repo = repo(dir.path());
     let file = dir.path().join("old.jsonl");
     old_session().write(&file);
-    let out = harness(
-        dir.path(),
-        &[
-            "import",
-            "pi-session",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
-    );
+    let out = import(dir.path(), "pi-session", &[&file], &repo, &[]);
     let said = text(&out);
     assert!(out.status.success(), "{said}");
     // The session's date (2025-12-01) points to Pi 0.14's tools.
@@ -495,17 +453,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
     assert!(cassette.contains("tool_profile: pi-0.14"), "{cassette}");
     assert!(cassette.contains("Edit a file by replacing exact text."));
 
-    let out = harness(
-        dir.path(),
-        &[
-            "run",
-            "tasks",
-            "--tool-profile",
-            "pi-0.14",
-            "--sandbox",
-            "none",
-        ],
-    );
+    let out = replay(dir.path(), &["--tool-profile", "pi-0.14"]);
     let said = text(&out);
     let row = said
         .lines()
@@ -519,17 +467,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
 
     // Today's tools describe edit otherwise and answer it in other words: said up front, and
     // found at the tool definitions and at the edit's result.
-    let out = harness(
-        dir.path(),
-        &[
-            "run",
-            "tasks",
-            "--on-divergence",
-            "continue",
-            "--sandbox",
-            "none",
-        ],
-    );
+    let out = replay(dir.path(), &["--on-divergence", "continue"]);
     let said = text(&out);
     assert!(
         said.contains("tool profile `pi-0.73` (recorded with `pi-0.14`)"),
@@ -558,19 +496,15 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
     );
 
     // Both profiles as arms of one run, compared like edit strategies.
-    let out = harness(
+    let out = replay(
         dir.path(),
         &[
-            "run",
-            "tasks",
             "--tool-profile",
             "pi-0.14",
             "--tool-profile",
             "pi-0.73",
             "--on-divergence",
             "continue",
-            "--sandbox",
-            "none",
         ],
     );
     let said = text(&out);
@@ -588,7 +522,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
     );
 
     // An unknown profile is refused before anything runs.
-    let out = harness(dir.path(), &["run", "tasks", "--tool-profile", "pi-0.30"]);
+    let out = replay(dir.path(), &["--tool-profile", "pi-0.30"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains("no profile for Pi 0.30"),
@@ -630,21 +564,7 @@ fn an_atif_trajectory_with_our_tools_imports_and_replays_clean_and_one_without_w
     let mut other = trajectory(["Read", "str_replace_based_edit_tool"]);
     other["session_id"] = json!("0the0r00-run");
     std::fs::write(&theirs, other.to_string()).unwrap();
-    let out = harness(
-        dir.path(),
-        &[
-            "import",
-            "atif",
-            ours.to_str().unwrap(),
-            theirs.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--into",
-            "tasks",
-            "--cassettes",
-            "cassettes",
-        ],
-    );
+    let out = import(dir.path(), "atif", &[&ours, &theirs], &repo, &[]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
@@ -663,7 +583,7 @@ fn an_atif_trajectory_with_our_tools_imports_and_replays_clean_and_one_without_w
         "{task}"
     );
 
-    let out = harness(dir.path(), &["run", "tasks", "--sandbox", "none"]);
+    let out = replay(dir.path(), &[]);
     let said = text(&out);
     let row = said
         .lines()
