@@ -428,7 +428,7 @@ impl Transport for Replies {
 }
 
 /// The provider entry to record `api` under: the session's own when it speaks that format,
-/// else the catalog's first provider that does.
+/// else the first built-in provider that does.
 fn provider_for(catalog: &Catalog, session_provider: &str, api: ApiKind) -> Option<String> {
     if catalog
         .provider(session_provider)
