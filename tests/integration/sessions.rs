@@ -180,6 +180,29 @@ fn replay(dir: &Path, extra: &[&str]) -> Output {
     harness(dir, &args)
 }
 
+/// Whether the run table in `said` shows `task` passed with every request as recorded.
+fn replayed_clean(said: &str, task: &str) -> bool {
+    said.lines()
+        .find(|l| l.starts_with(task))
+        .is_some_and(|row| row.contains(" passed ") && !row.contains("drifted"))
+}
+
+/// The divergence.md of `task`'s default run in the first report folder under `dir` that has one.
+fn divergence_md(dir: &Path, task: &str) -> String {
+    std::fs::read_dir(dir.join("reports"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .join("runs")
+                .join(format!("{task}--anthropic--claude-sonnet-4-5--e1"))
+                .join("divergence.md")
+        })
+        .find(|p| p.exists())
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap_or_default()
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -279,14 +302,7 @@ fn a_pi_session_imports_as_a_task_and_cassette_that_replay_clean_in_every_format
         );
         let said = text(&out);
         assert!(out.status.success(), "{selector}: {said}");
-        let row = said
-            .lines()
-            .find(|l| l.starts_with(TASK))
-            .unwrap_or_else(|| panic!("{selector}: {said}"));
-        assert!(
-            row.contains(" passed ") && !row.contains("drifted"),
-            "{selector}: {row}"
-        );
+        assert!(replayed_clean(&said, TASK), "{selector}: {said}");
     }
 }
 
@@ -313,19 +329,7 @@ fn a_changed_tool_answer_is_reported_at_its_turn_and_call_with_the_outcome() {
         "{said}"
     );
     assert!(said.contains("outcome changed: passed → failed"), "{said}");
-    let reports = std::fs::read_dir(dir.path().join("reports"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let divergence = std::fs::read_to_string(
-        reports
-            .join("runs")
-            .join(format!("{TASK}--anthropic--claude-sonnet-4-5--e1"))
-            .join("divergence.md"),
-    )
-    .unwrap();
+    let divergence = divergence_md(dir.path(), TASK);
     assert!(
         divergence.contains("| read | 1 | 1 |") && divergence.contains("| edit | 1 | 1 |"),
         "{divergence}"
@@ -402,14 +406,7 @@ fn version_1_and_version_2_sessions_import_and_replay_clean() {
         );
         let out = replay(dir.path(), &["-q"]);
         let said = text(&out);
-        let row = said
-            .lines()
-            .find(|l| l.starts_with(TASK))
-            .unwrap_or_default();
-        assert!(
-            row.contains(" passed ") && !row.contains("drifted"),
-            "v{version}: {said}"
-        );
+        assert!(replayed_clean(&said, TASK), "v{version}: {said}");
     }
 }
 
@@ -455,14 +452,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
 
     let out = replay(dir.path(), &["--tool-profile", "pi-0.14"]);
     let said = text(&out);
-    let row = said
-        .lines()
-        .find(|l| l.starts_with(TASK))
-        .unwrap_or_default();
-    assert!(
-        row.contains(" passed ") && !row.contains("drifted"),
-        "{said}"
-    );
+    assert!(replayed_clean(&said, TASK), "{said}");
     assert!(!said.contains("recorded with"), "{said}");
 
     // Today's tools describe edit otherwise and answer it in other words: said up front, and
@@ -474,17 +464,7 @@ fn a_session_replays_clean_under_its_own_tool_profile_and_differs_under_today_s(
         "{said}"
     );
     assert!(said.contains("outcome held: passed → passed"), "{said}");
-    let divergence = std::fs::read_dir(dir.path().join("reports"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .map(|p| {
-            p.join("runs")
-                .join(format!("{TASK}--anthropic--claude-sonnet-4-5--e1"))
-                .join("divergence.md")
-        })
-        .find(|p| p.exists())
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .unwrap_or_default();
+    let divergence = divergence_md(dir.path(), TASK);
     assert!(
         divergence.contains("turn 1: result of edit#1 changed"),
         "{divergence}"
@@ -585,12 +565,5 @@ fn an_atif_trajectory_with_our_tools_imports_and_replays_clean_and_one_without_w
 
     let out = replay(dir.path(), &[]);
     let said = text(&out);
-    let row = said
-        .lines()
-        .find(|l| l.starts_with("atif-7a7f0000"))
-        .unwrap_or_default();
-    assert!(
-        row.contains(" passed ") && !row.contains("drifted"),
-        "{said}"
-    );
+    assert!(replayed_clean(&said, "atif-7a7f0000"), "{said}");
 }
