@@ -30,7 +30,8 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
-use super::process::{Bwrap, CommandSpec, Mounts, own_children};
+use super::bwrap::{Bwrap, CommandSpec, Mounts};
+use super::process::own_children;
 use super::supervisor;
 use super::wire::{self, Reply, Request};
 

@@ -23,12 +23,14 @@
 //! This module sits below `tools` and depends on nothing else in the crate.
 
 pub mod beneath;
+pub mod bwrap;
 pub mod confine;
 pub mod env;
 mod isolated;
 pub mod output;
 pub mod process;
 pub mod secrets;
+pub mod spawned;
 pub mod stale;
 pub mod supervisor;
 pub mod user;
@@ -40,7 +42,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use beneath::How;
-pub use process::{CommandSpec, Spawned};
+pub use bwrap::CommandSpec;
+pub use spawned::Spawned;
 
 /// How much the agent's commands and tools are confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -75,7 +78,7 @@ impl fmt::Display for Tier {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     tier: Tier,
-    bwrap: Option<Arc<process::Bwrap>>,
+    bwrap: Option<Arc<bwrap::Bwrap>>,
     notice: Option<String>,
     tags: Arc<process::Tags>,
     /// The user commands run as when not the harness's own (a root harness outside `isolated`).
@@ -235,7 +238,7 @@ impl Sandbox {
         };
         Jail {
             sandbox: self.clone(),
-            mounts: process::Mounts {
+            mounts: bwrap::Mounts {
                 root: Some(root.to_path_buf()),
                 ..Default::default()
             },
@@ -258,7 +261,7 @@ impl Sandbox {
 #[derive(Debug, Clone)]
 pub struct Jail {
     sandbox: Sandbox,
-    mounts: process::Mounts,
+    mounts: bwrap::Mounts,
     /// The workspace held open when the tier confines the file tools (or why it could not be).
     root: Option<Result<Arc<beneath::Anchor>, Arc<io::Error>>>,
     /// bash's full-output folder held open: the file tools may read there, never write.
@@ -298,7 +301,7 @@ impl Jail {
     pub fn unconfined() -> Jail {
         Jail {
             sandbox: Sandbox::none(),
-            mounts: process::Mounts::default(),
+            mounts: bwrap::Mounts::default(),
             root: None,
             logs: None,
             handed: Ok(()),
@@ -530,7 +533,7 @@ impl Jail {
             return Err(io::Error::new(e.kind(), e.to_string()));
         }
         if self.sandbox.bwrap.is_none() {
-            return process::spawn(spec, &self.sandbox.tags, self.sandbox.user.as_deref());
+            return spawned::spawn(spec, &self.sandbox.tags, self.sandbox.user.as_deref());
         }
         let run = self.run_sandbox().await?;
         let tag = self.sandbox.tags.next();
@@ -625,7 +628,7 @@ impl Scratch {
 
 /// Finds bubblewrap and checks that it can make a sandbox here; the error says why not and how
 /// to fix it.
-fn probe_bwrap() -> Result<process::Bwrap, String> {
+fn probe_bwrap() -> Result<bwrap::Bwrap, String> {
     let path = std::env::var_os("PATH")
         .and_then(|p| {
             std::env::split_paths(&p)
@@ -643,13 +646,13 @@ fn probe_bwrap() -> Result<process::Bwrap, String> {
          library is used from another program); run the `harness` binary"
             .to_owned()
     })?;
-    let bwrap = process::Bwrap {
+    let bwrap = bwrap::Bwrap {
         path,
         supervisor,
         hide: hidden_home(),
         keep: kept_under_home(),
     };
-    let mut args = bwrap.args(&process::Mounts::default(), Path::new("/"));
+    let mut args = bwrap.args(&bwrap::Mounts::default(), Path::new("/"));
     args.extend(["--".into(), "true".into()]);
     // An own child while it runs: no reaper of orphans may take its exit status.
     let own = process::own_children();

@@ -1,8 +1,9 @@
-//! Spawning the agent's commands under a sandbox tier, and killing every process they started.
+//! Tagging the agent's commands and killing every process they started (the command itself is
+//! spawned in [`super::spawned`], its sandbox described in [`super::bwrap`]).
 //!
 //! Every spawned command gets a tag of its own in its environment ([`TAG_VAR`]), which its
 //! children inherit through `&`, `setsid`, `nohup` and double forks alike. Outside `isolated`
-//! the harness spawns the command itself, and [`Spawned::kill_all`] kills the command's process
+//! the harness spawns the command itself, and [`super::spawned::Spawned::kill_all`] kills the command's process
 //! group, then every process on the machine whose environment carries the tag, pass after pass
 //! until none is left (a process forking while it is being killed is found on the next pass).
 //! Under `isolated` the command runs in its run's sandbox, spawned by the sandbox's supervisor
@@ -31,14 +32,9 @@
 //! Depends on nothing else in the crate.
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
@@ -109,235 +105,6 @@ impl Tags {
     /// Kills every process any command of this instance started.
     pub(crate) fn kill_everything(&self) {
         kill_tagged(None, &format!("{}-", self.instance), false);
-    }
-}
-
-/// What to run: `shell -c script` in `cwd` with exactly `env` (plus the tag), its stdout and
-/// stderr the write ends of the caller's pipes (both the same pipe for merged output).
-pub struct CommandSpec<'a> {
-    pub shell: &'a Path,
-    pub script: &'a str,
-    pub cwd: &'a Path,
-    pub env: &'a [(String, String)],
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
-}
-
-/// How to wrap a command in bubblewrap: the binary and the mounts of the `isolated` tier.
-#[derive(Debug, Clone)]
-pub(crate) struct Bwrap {
-    pub(crate) path: PathBuf,
-    /// The harness binary, which runs as each run sandbox's supervisor (bound read-only at its
-    /// own path, so that it is there even under the hidden home or the private `/tmp`).
-    pub(crate) supervisor: PathBuf,
-    /// The host's home folder, hidden behind an empty tmpfs (dotfiles hold credentials).
-    pub(crate) hide: Option<PathBuf>,
-    /// Folders under the hidden home the commands still need, read-only (toolchains, PATH).
-    pub(crate) keep: Vec<PathBuf>,
-}
-
-/// The flags that make a sandbox: no network, own PID, mount, IPC, UTS and user namespaces, no
-/// capabilities, a new session (no terminal injection), dead with its parent, the first process
-/// its PID 1 (the supervisor, which nothing inside can signal).
-pub(crate) const ISOLATION_FLAGS: [&str; 7] = [
-    "--die-with-parent",
-    "--unshare-all",
-    "--new-session",
-    "--as-pid-1",
-    "--cap-drop",
-    "ALL",
-    "--ro-bind",
-];
-
-/// Where a run's commands may write under `isolated`.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Mounts {
-    pub(crate) root: Option<PathBuf>,
-    pub(crate) home: Option<PathBuf>,
-    pub(crate) tmp: Option<PathBuf>,
-    /// bash's full-output files, readable (not writable) so the agent can follow Pi's notice.
-    pub(crate) logs: Option<PathBuf>,
-    /// What the task's `requires.files` names (a shared dependency install, a data set),
-    /// visible read-only at its own path even under the hidden home or the private `/tmp`.
-    pub(crate) reads: Vec<PathBuf>,
-}
-
-impl Bwrap {
-    /// bubblewrap's arguments up to (not including) `--`. The order matters: later mounts go
-    /// on top of earlier ones.
-    pub(crate) fn args(&self, mounts: &Mounts, cwd: &Path) -> Vec<OsString> {
-        let mut a: Vec<OsString> = ISOLATION_FLAGS.iter().map(OsString::from).collect();
-        a.extend(["/".into(), "/".into()]);
-        a.extend([
-            "--dev".into(),
-            "/dev".into(),
-            "--proc".into(),
-            "/proc".into(),
-        ]);
-        if Path::new("/run").is_dir() {
-            // Sockets of host services (container daemons, session buses) live there.
-            a.extend(["--tmpfs".into(), "/run".into()]);
-        }
-        if let Some(home) = &self.hide {
-            a.extend(["--tmpfs".into(), home.into()]);
-            for keep in &self.keep {
-                a.extend(["--ro-bind-try".into(), keep.into(), keep.into()]);
-            }
-        }
-        match &mounts.tmp {
-            Some(tmp) => a.extend(["--bind".into(), tmp.into(), "/tmp".into()]),
-            None => a.extend(["--tmpfs".into(), "/tmp".into()]),
-        }
-        for dir in [&mounts.root, &mounts.home].into_iter().flatten() {
-            a.extend(["--bind".into(), dir.into(), dir.into()]);
-        }
-        if let Some(logs) = &mounts.logs {
-            a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
-        }
-        for read in &mounts.reads {
-            a.extend(["--ro-bind-try".into(), read.into(), read.into()]);
-        }
-        a.extend([
-            "--ro-bind".into(),
-            self.supervisor.clone().into(),
-            self.supervisor.clone().into(),
-        ]);
-        a.extend(["--chdir".into(), cwd.into()]);
-        a
-    }
-}
-
-/// Spawns `spec` directly (outside `isolated`), tagged with a fresh tag of `tags`, as `user`
-/// when given.
-pub(crate) fn spawn(
-    spec: CommandSpec<'_>,
-    tags: &Arc<Tags>,
-    user: Option<&super::user::CommandUser>,
-) -> io::Result<Spawned> {
-    let tag = tags.next();
-    let mut cmd = tokio::process::Command::new(spec.shell);
-    cmd.arg("-c")
-        .arg(spec.script)
-        .current_dir(spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(TAG_VAR, &tag)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(spec.stdout))
-        .stderr(Stdio::from(spec.stderr))
-        .process_group(0);
-    if let Some(user) = user {
-        // std drops the supplementary groups too when root changes the user.
-        cmd.uid(user.uid).gid(user.gid);
-    }
-    let spawned = {
-        let mut own = own_children();
-        let spawned = cmd.spawn();
-        if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
-            own.insert(pid as i32);
-        }
-        spawned
-    };
-    // The Command holds copies of the caller's pipe ends; let them go so EOF can arrive.
-    drop(cmd);
-    let child = spawned?;
-    let pgid = child.id().map(|p| p as i32);
-    Ok(Spawned {
-        inner: Inner::Direct { child, pgid },
-        tag,
-        cleaned: false,
-    })
-}
-
-/// A running command. Dropping it kills everything it started.
-pub struct Spawned {
-    inner: Inner,
-    tag: String,
-    cleaned: bool,
-}
-
-enum Inner {
-    /// Spawned by the harness (outside `isolated`).
-    Direct {
-        child: tokio::process::Child,
-        pgid: Option<i32>,
-    },
-    /// Spawned by the supervisor of the run's sandbox.
-    Supervised(super::isolated::SandboxedCommand),
-}
-
-impl Spawned {
-    pub(crate) fn supervised(command: super::isolated::SandboxedCommand, tag: String) -> Spawned {
-        Spawned {
-            inner: Inner::Supervised(command),
-            tag,
-            cleaned: false,
-        }
-    }
-
-    /// The tag in the environment of every process of this command.
-    pub fn tag(&self) -> &str {
-        &self.tag
-    }
-
-    /// Waits for the command's shell to end. Cancel-safe: a wait given up in a `select!` loses
-    /// nothing, and once ended the status is kept.
-    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        match &mut self.inner {
-            Inner::Direct { child, .. } => child.wait().await,
-            Inner::Supervised(command) => command.wait().await.map(ExitStatus::from_raw),
-        }
-    }
-
-    /// Kills the command's process group at once (Pi's `killProcessTree`); [`Spawned::kill_all`]
-    /// gets the rest.
-    pub fn kill_group(&self) {
-        match &self.inner {
-            Inner::Direct { pgid, .. } => {
-                if let Some(pid) = *pgid {
-                    if killpg(Pid::from_raw(pid), Signal::SIGKILL).is_err() {
-                        let _gone = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                    }
-                }
-            }
-            Inner::Supervised(command) => command.kill_group(),
-        }
-    }
-
-    /// Kills the command and every process it started (see the module docs).
-    pub async fn kill_all(&mut self) {
-        match &mut self.inner {
-            Inner::Direct { pgid, .. } => {
-                let tag = self.tag.clone();
-                let pgid = *pgid;
-                let _done =
-                    tokio::task::spawn_blocking(move || kill_tagged(pgid, &tag, true)).await;
-            }
-            Inner::Supervised(command) => command.clean().await,
-        }
-        self.cleaned = true;
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        match &self.inner {
-            Inner::Direct { pgid, .. } => {
-                if !self.cleaned {
-                    kill_tagged(*pgid, &self.tag, true);
-                }
-                // Waited for by now, or handed to tokio's reaper of dropped children: no longer
-                // one [`kill_orphans`] must leave alone.
-                if let Some(pid) = pgid {
-                    own_children().remove(pid);
-                }
-            }
-            Inner::Supervised(command) => {
-                if !self.cleaned {
-                    command.clean_later();
-                }
-            }
-        }
     }
 }
 
@@ -526,43 +293,6 @@ pub(crate) fn tagged_pids(entry: &[u8], exact: bool) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bwrap_mounts_come_in_order() {
-        let b = Bwrap {
-            path: "bwrap".into(),
-            supervisor: "/opt/harness".into(),
-            hide: Some("/home/u".into()),
-            keep: vec!["/home/u/.cargo".into()],
-        };
-        let mounts = Mounts {
-            root: Some("/tmp/ws".into()),
-            home: Some("/tmp/run/home".into()),
-            tmp: Some("/tmp/run/tmp".into()),
-            logs: Some("/tmp/run/logs".into()),
-            reads: vec!["/tmp/suite/deps".into()],
-        };
-        let args: Vec<String> = b
-            .args(&mounts, Path::new("/tmp/ws"))
-            .into_iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let run = if Path::new("/run").is_dir() {
-            " --tmpfs /run"
-        } else {
-            ""
-        };
-        assert_eq!(
-            args.join(" "),
-            format!(
-                "--die-with-parent --unshare-all --new-session --as-pid-1 --cap-drop ALL --ro-bind / / \
-                 --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
-                 --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
-                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind-try /tmp/suite/deps /tmp/suite/deps \
-                 --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
-            )
-        );
-    }
 
     #[test]
     fn the_threads_lists_name_the_same_children_as_a_scan_of_proc() {

@@ -1,0 +1,145 @@
+//! How a run's sandbox is made: the bubblewrap binary and arguments of the `isolated` tier
+//! (namespaces, the read-only root, the hidden home, the run's writable folders and what it may
+//! read), and what a command to spawn is ([`CommandSpec`]). Data only; depends on nothing else
+//! in the crate.
+
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// What to run: `shell -c script` in `cwd` with exactly `env` (plus the tag), its stdout and
+/// stderr the write ends of the caller's pipes (both the same pipe for merged output).
+pub struct CommandSpec<'a> {
+    pub shell: &'a Path,
+    pub script: &'a str,
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// How to wrap a command in bubblewrap: the binary and the mounts of the `isolated` tier.
+#[derive(Debug, Clone)]
+pub(crate) struct Bwrap {
+    pub(crate) path: PathBuf,
+    /// The harness binary, which runs as each run sandbox's supervisor (bound read-only at its
+    /// own path, so that it is there even under the hidden home or the private `/tmp`).
+    pub(crate) supervisor: PathBuf,
+    /// The host's home folder, hidden behind an empty tmpfs (dotfiles hold credentials).
+    pub(crate) hide: Option<PathBuf>,
+    /// Folders under the hidden home the commands still need, read-only (toolchains, PATH).
+    pub(crate) keep: Vec<PathBuf>,
+}
+
+/// The flags that make a sandbox: no network, own PID, mount, IPC, UTS and user namespaces, no
+/// capabilities, a new session (no terminal injection), dead with its parent, the first process
+/// its PID 1 (the supervisor, which nothing inside can signal).
+pub(crate) const ISOLATION_FLAGS: [&str; 7] = [
+    "--die-with-parent",
+    "--unshare-all",
+    "--new-session",
+    "--as-pid-1",
+    "--cap-drop",
+    "ALL",
+    "--ro-bind",
+];
+
+/// Where a run's commands may write under `isolated`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mounts {
+    pub(crate) root: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
+    pub(crate) tmp: Option<PathBuf>,
+    /// bash's full-output files, readable (not writable) so the agent can follow Pi's notice.
+    pub(crate) logs: Option<PathBuf>,
+    /// What the task's `requires.files` names (a shared dependency install, a data set),
+    /// visible read-only at its own path even under the hidden home or the private `/tmp`.
+    pub(crate) reads: Vec<PathBuf>,
+}
+
+impl Bwrap {
+    /// bubblewrap's arguments up to (not including) `--`. The order matters: later mounts go
+    /// on top of earlier ones.
+    pub(crate) fn args(&self, mounts: &Mounts, cwd: &Path) -> Vec<OsString> {
+        let mut a: Vec<OsString> = ISOLATION_FLAGS.iter().map(OsString::from).collect();
+        a.extend(["/".into(), "/".into()]);
+        a.extend([
+            "--dev".into(),
+            "/dev".into(),
+            "--proc".into(),
+            "/proc".into(),
+        ]);
+        if Path::new("/run").is_dir() {
+            // Sockets of host services (container daemons, session buses) live there.
+            a.extend(["--tmpfs".into(), "/run".into()]);
+        }
+        if let Some(home) = &self.hide {
+            a.extend(["--tmpfs".into(), home.into()]);
+            for keep in &self.keep {
+                a.extend(["--ro-bind-try".into(), keep.into(), keep.into()]);
+            }
+        }
+        match &mounts.tmp {
+            Some(tmp) => a.extend(["--bind".into(), tmp.into(), "/tmp".into()]),
+            None => a.extend(["--tmpfs".into(), "/tmp".into()]),
+        }
+        for dir in [&mounts.root, &mounts.home].into_iter().flatten() {
+            a.extend(["--bind".into(), dir.into(), dir.into()]);
+        }
+        if let Some(logs) = &mounts.logs {
+            a.extend(["--ro-bind".into(), logs.into(), logs.into()]);
+        }
+        for read in &mounts.reads {
+            a.extend(["--ro-bind-try".into(), read.into(), read.into()]);
+        }
+        a.extend([
+            "--ro-bind".into(),
+            self.supervisor.clone().into(),
+            self.supervisor.clone().into(),
+        ]);
+        a.extend(["--chdir".into(), cwd.into()]);
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bwrap_mounts_come_in_order() {
+        let b = Bwrap {
+            path: "bwrap".into(),
+            supervisor: "/opt/harness".into(),
+            hide: Some("/home/u".into()),
+            keep: vec!["/home/u/.cargo".into()],
+        };
+        let mounts = Mounts {
+            root: Some("/tmp/ws".into()),
+            home: Some("/tmp/run/home".into()),
+            tmp: Some("/tmp/run/tmp".into()),
+            logs: Some("/tmp/run/logs".into()),
+            reads: vec!["/tmp/suite/deps".into()],
+        };
+        let args: Vec<String> = b
+            .args(&mounts, Path::new("/tmp/ws"))
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let run = if Path::new("/run").is_dir() {
+            " --tmpfs /run"
+        } else {
+            ""
+        };
+        assert_eq!(
+            args.join(" "),
+            format!(
+                "--die-with-parent --unshare-all --new-session --as-pid-1 --cap-drop ALL --ro-bind / / \
+                 --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
+                 --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
+                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind-try /tmp/suite/deps /tmp/suite/deps \
+                 --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
+            )
+        );
+    }
+}
