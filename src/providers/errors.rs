@@ -8,8 +8,80 @@
 
 use std::time::Duration;
 
-use super::ProviderError;
 use super::transport::TransportError;
+use crate::record::ErrorKind;
+
+/// A typed provider failure, kept apart from model failures in the reports.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("authentication failed ({status}): {message}")]
+    Authentication { status: u16, message: String },
+    #[error("rate limited ({status}): {message}")]
+    RateLimited {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("provider overloaded ({status}): {message}")]
+    Overloaded { status: u16, message: String },
+    #[error("server error ({status}): {message}")]
+    Server { status: u16, message: String },
+    #[error("context too long: {message}")]
+    ContextTooLong { message: String },
+    #[error("invalid request ({status}): {message}")]
+    InvalidRequest { status: u16, message: String },
+    #[error("failed to connect: {message}")]
+    Connection { message: String },
+    #[error("stream cut before its end: {message}")]
+    StreamCut { message: String },
+    #[error("stream stalled: no data for {idle:?}")]
+    StreamStalled { idle: Duration },
+    /// The provider sent an error event or a reply we cannot parse.
+    #[error("{message}")]
+    Protocol { message: String },
+    /// A cassette could not serve this request (replay mode): the run diverged or the cassette
+    /// has no more interactions.
+    #[error("{0}")]
+    Cassette(String),
+    /// The recorded reply was interrupted by its user (an imported session's Escape): the
+    /// agent stops as Pi does after an abort and the next prompt goes on.
+    #[error("the reply was interrupted: {message}")]
+    Interrupted { message: String },
+}
+
+impl ProviderError {
+    /// Whether retrying the same request may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. }
+                | ProviderError::Overloaded { .. }
+                | ProviderError::Server { .. }
+                | ProviderError::Connection { .. }
+                | ProviderError::StreamCut { .. }
+                | ProviderError::StreamStalled { .. }
+        )
+    }
+
+    /// What kind of failure this is, as the reports name it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProviderError::Authentication { .. } => ErrorKind::Authentication,
+            ProviderError::RateLimited { .. } => ErrorKind::RateLimited,
+            ProviderError::Overloaded { .. } => ErrorKind::Overloaded,
+            ProviderError::Server { .. } => ErrorKind::ServerError,
+            ProviderError::ContextTooLong { .. } => ErrorKind::ContextTooLong,
+            ProviderError::InvalidRequest { .. } => ErrorKind::InvalidRequest,
+            ProviderError::Connection { .. } => ErrorKind::ConnectionFailed,
+            ProviderError::StreamCut { .. } => ErrorKind::StreamCut,
+            ProviderError::StreamStalled { .. } => ErrorKind::StreamStalled,
+            ProviderError::Protocol { .. } => ErrorKind::Protocol,
+            ProviderError::Cassette(_) => ErrorKind::Cassette,
+            // Never an error of a run: the agent stops as after an abort.
+            ProviderError::Interrupted { .. } => ErrorKind::StreamCut,
+        }
+    }
+}
 
 /// Error bodies longer than this many characters are cut (with a marker) in messages.
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 2000;
