@@ -9,6 +9,7 @@ mod edits_cli;
 mod faults;
 mod golden;
 mod import;
+mod layout;
 mod load;
 mod oracle;
 mod preflight;
