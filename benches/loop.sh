@@ -40,6 +40,8 @@ commit="$(git -C "$repo" rev-parse --short "$rev")"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/harness-loop.XXXXXX")"
+# The tests run the harness as an unprivileged user too, who must reach the binary here.
+chmod 755 "$work"
 cleanup() { [ "$keep" = 1 ] || rm -rf "$work"; }
 trap cleanup EXIT
 unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR
