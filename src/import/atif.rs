@@ -32,12 +32,17 @@ fn provider_of(doc: &Value, model: &str) -> Option<(String, ApiKind)> {
         .pointer("/agent/extra/provider")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let by_name = |provider: &str| match provider {
-        "anthropic" => Some(ApiKind::AnthropicMessages),
-        "openai" => Some(ApiKind::OpenaiCompletions),
-        "openai-responses" => Some(ApiKind::OpenaiResponses),
-        "google" | "gemini" => Some(ApiKind::GoogleGenerativeAi),
-        _ => None,
+    // The API of a provider the harness knows by that name (Google's also called `gemini`).
+    let by_name = |provider: &str| {
+        let name = if provider == "gemini" {
+            "google"
+        } else {
+            provider
+        };
+        crate::providers::catalog::builtin_providers()
+            .into_iter()
+            .find(|e| e.name == name)
+            .map(|e| e.api)
     };
     if let Some(provider) = named
         && let Some(api) = by_name(&provider)
@@ -342,12 +347,6 @@ pub(crate) fn read_atif(
         .get("session_id")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let id: String = session
-        .chars()
-        .filter(char::is_ascii_alphanumeric)
-        .take(8)
-        .collect::<String>()
-        .to_ascii_lowercase();
     let started = steps
         .iter()
         .find_map(|s| s.get("timestamp").and_then(Value::as_str))
@@ -355,15 +354,15 @@ pub(crate) fn read_atif(
         .to_owned();
     Ok(Source {
         file: file.to_path_buf(),
-        task: format!(
-            "atif-{}",
-            if id.is_empty() {
-                crate::cassettes::sanitize_component(
-                    &file.file_stem().unwrap_or_default().to_string_lossy(),
-                )
-            } else {
-                id
-            }
+        // The first eight letters and digits of the session id.
+        task: super::session::task_id(
+            "atif",
+            &session
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(8)
+                .collect::<String>(),
+            file,
         ),
         started,
         cwd: cwd.unwrap_or_default().to_owned(),

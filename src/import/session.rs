@@ -393,14 +393,33 @@ fn plain_text(content: &UserContent) -> Option<String> {
     }
 }
 
-/// `message` with the session's folder replaced by the workspace placeholder in every string
-/// (text, thinking, tool call arguments).
-fn in_workspace(message: &AssistantMessage, paths: &PathMap) -> AssistantMessage {
-    let Ok(mut value) = serde_json::to_value(message) else {
-        return message.clone();
-    };
-    crate::cassettes::normalize::map_strings(&mut value, &|s| paths.to_placeholders(s));
-    serde_json::from_value(value).unwrap_or_else(|_| message.clone())
+/// How the session's folder `cwd` is written in a cassette: the workspace placeholder.
+fn workspace_paths(cwd: &str) -> PathMap {
+    if cwd.is_empty() {
+        PathMap::new()
+    } else {
+        PathMap::new().with(Path::new(cwd), WORKSPACE_PLACEHOLDER)
+    }
+}
+
+impl Script {
+    /// The script with the session's folder replaced by the workspace placeholder in every
+    /// string of every reply (text, thinking, tool call arguments), which a replay restores to
+    /// its own workspace. The recorded tool results stay as they are: the recorder maps the
+    /// requests.
+    fn in_workspace(mut self, paths: &PathMap) -> Script {
+        for item in &mut self.items {
+            if let Item::Reply { message, .. } = item
+                && let Ok(mut value) = serde_json::to_value(&*message)
+            {
+                crate::cassettes::normalize::map_strings(&mut value, &|s| paths.to_placeholders(s));
+                if let Ok(mapped) = serde_json::from_value(value) {
+                    *message = mapped;
+                }
+            }
+        }
+        self
+    }
 }
 
 /// A transport that answers each request with the next rendered reply (or an empty stream for
@@ -466,13 +485,9 @@ async fn record_cassette(
         .resolve(&selector, None, false, |_| None)
         .map_err(|e| e.to_string())?;
     let wire = api.wire();
-    // The session's folder is the replay's workspace: in the replies (whose paths the replay
-    // restores to its own workspace) and in the requests (what the recorder writes).
-    let paths = if cwd.is_empty() {
-        PathMap::new()
-    } else {
-        PathMap::new().with(Path::new(cwd), WORKSPACE_PLACEHOLDER)
-    };
+    // The session's folder is the replay's workspace in the requests too (what the recorder
+    // writes); the replies have it already.
+    let paths = workspace_paths(cwd);
     // Every reply rendered in the format, numbered as in its conversation.
     let mut queue = VecDeque::new();
     let (mut turn_no, mut call_no) = (0usize, 0usize);
@@ -488,7 +503,7 @@ async fn record_cassette(
                 continue;
             }
             let rendered = wire.render_turn(
-                &in_workspace(message, &paths),
+                message,
                 &RenderOptions {
                     turn_no,
                     first_call_no: call_no + 1,
@@ -550,7 +565,6 @@ async fn record_cassette(
                 let mut reply = reply.map_err(|e| {
                     format!("turn {turn}: the rendered reply does not read back: {e}")
                 })?;
-                let message = in_workspace(message, &paths);
                 let recorded: Vec<_> = message.tool_calls().collect();
                 let read: Vec<_> = reply.tool_calls().collect();
                 if recorded.len() != read.len()
@@ -625,27 +639,19 @@ struct LimitsYaml {
     wall_seconds: u64,
 }
 
-/// The task id of a session file: `pi-` and the session id's first block.
-fn task_id(session: &PiSession) -> String {
-    let id = session.header.id.split('-').next().unwrap_or_default();
-    let id: String = id
+/// The task id of a recorded run: `prefix`, a dash and `key` (an id's first part) in lower-case
+/// letters and digits, or the file's name when that leaves nothing.
+pub(crate) fn task_id(prefix: &str, key: &str, file: &Path) -> String {
+    let key: String = key
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
+        .filter(char::is_ascii_alphanumeric)
         .collect::<String>()
         .to_ascii_lowercase();
-    if id.is_empty() {
-        format!(
-            "pi-{}",
-            crate::cassettes::sanitize_component(
-                &session
-                    .file
-                    .file_stem()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-            )
-        )
+    if key.is_empty() {
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        format!("{prefix}-{}", crate::cassettes::sanitize_component(&stem))
     } else {
-        format!("pi-{id}")
+        format!("{prefix}-{key}")
     }
 }
 
@@ -741,7 +747,11 @@ pub async fn import_session(
     let (steps, _) = session.tool_steps();
     let source = Source {
         file: file.to_path_buf(),
-        task: task_id(&session),
+        task: task_id(
+            "pi",
+            session.header.id.split('-').next().unwrap_or_default(),
+            file,
+        ),
         started: session.started(),
         cwd: session.header.cwd.clone(),
         described: format!(
@@ -776,6 +786,7 @@ pub(crate) async fn import_source(
     } = source;
     let file = file.as_path();
     let unusable = |m: String| SessionImportError::unusable(file, m);
+    let script = script.in_workspace(&workspace_paths(&cwd));
     // The commit: given, or the last one made before the session began.
     let (commit, commit_why) = match &options.commit {
         Some(c) => (c.clone(), "given with --commit".to_owned()),

@@ -53,9 +53,7 @@ pub fn write_tree(dir: &Path, tree: &Tree) -> io::Result<TreeChange> {
             if full.is_dir() {
                 std::fs::remove_dir_all(&full)?;
             }
-            std::fs::write(&full, &file.bytes)?;
-            let mode = if file.executable { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
+            write_out(&full, file)?;
             changed.push(path.clone());
         }
     }
@@ -214,9 +212,7 @@ pub fn replace_dir(dir: &Path, tree: &Tree) -> io::Result<TreeChange> {
         if let Some(p) = full.parent() {
             std::fs::create_dir_all(p)?;
         }
-        std::fs::write(&full, &file.bytes)?;
-        let mode = if file.executable { 0o755 } else { 0o644 };
-        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(mode))?;
+        write_out(&full, file)?;
     }
     let fresh = fresh.keep();
     if existed {
@@ -237,6 +233,13 @@ pub fn replace_dir(dir: &Path, tree: &Tree) -> io::Result<TreeChange> {
         std::fs::rename(&fresh, dir)?;
         Ok(TreeChange::New)
     }
+}
+
+/// Writes `file` at `full` with its mode (0755 when executable, else 0644).
+fn write_out(full: &Path, file: &OutFile) -> io::Result<()> {
+    std::fs::write(full, &file.bytes)?;
+    let mode = if file.executable { 0o755 } else { 0o644 };
+    std::fs::set_permissions(full, std::fs::Permissions::from_mode(mode))
 }
 
 #[cfg(test)]
