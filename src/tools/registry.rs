@@ -223,21 +223,23 @@ impl ToolSet {
             return ToolResult::error(ToolError::new(format!("Tool {name} not found")));
         };
         // An old profile's edit takes the flat arguments its schema names; they are checked as
-        // sent, then made today's shape.
-        let (args, schema) = if ctx.profile.flat_edit() && name == "edit" {
-            let schema = ctx.profile.definition(tool.definition()).parameters;
-            match validate_arguments(name, &schema, &args) {
-                Ok(flat) => (flat, tool.definition().parameters.clone()),
-                Err(message) => (Value::Null, Value::String(message)),
-            }
+        // sent, then made today's shape and checked again like any call.
+        let sent = if ctx.profile.flat_edit() && name == "edit" {
+            validate_arguments(
+                name,
+                &ctx.profile.definition(tool.definition()).parameters,
+                &args,
+            )
         } else {
-            (args, tool.definition().parameters.clone())
+            Ok(args)
         };
-        let prepared = tool.prepare_arguments(args);
-        let checked = match &schema {
-            Value::String(message) => Err(message.clone()),
-            schema => validate_arguments(name, schema, &prepared),
-        };
+        let checked = sent.and_then(|args| {
+            validate_arguments(
+                name,
+                &tool.definition().parameters,
+                &tool.prepare_arguments(args),
+            )
+        });
         let validated = match checked {
             Ok(v) => v,
             Err(message) => {
