@@ -191,6 +191,7 @@ fn bad_strategy_names_are_usage_errors_listing_the_valid_ones() {
 /// disagrees on exactly the shipped fuzzy-matched edit (py-slugify, turn 3, in each wire
 /// format), which `exact` refuses and `pi` applies; every other call gives both the same file.
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn the_shipped_suites_corpus_tells_exact_from_pi_at_the_fuzzy_edit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
@@ -276,6 +277,7 @@ fn the_shipped_suites_corpus_tells_exact_from_pi_at_the_fuzzy_edit() {
 /// `--on-divergence continue`, the recorded actions of py-slugify fail under `exact` where they
 /// passed under `pi`: a flip between the arms, and an outcome changed against the cassette.
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn each_edit_strategy_is_an_arm_compared_in_the_summary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();

@@ -37,6 +37,7 @@ fn sum_column(csv_text: &str, column: &str) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 async fn two_hundred_runs_at_64_jobs_stay_within_the_provider_limit_and_retry_every_429() {
     const RUNS: u32 = 200;
     let dir = tempfile::tempdir().unwrap();

@@ -143,6 +143,7 @@ fn assert_run_shown(page: &mut Browser, run: &str, expected: &[&str]) {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn the_shipped_suite_leaves_every_file_and_can_be_written_again() {
     let suite = suite();
     let report = &suite.pi;
@@ -226,6 +227,7 @@ fn the_shipped_suite_leaves_every_file_and_can_be_written_again() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn junit_xml_validates_against_the_junit_schema() {
     const VAR: &str = "HARNESS_REQUIRE_XMLLINT";
     let schema = std::env::var_os("HARNESS_JUNIT_XSD")
@@ -278,6 +280,7 @@ fn junit_xml_validates_against_the_junit_schema() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn compare_lists_the_run_whose_fuzzy_edit_now_fails_and_exits_as_documented() {
     let suite = suite();
     let (pi, exact) = (suite.pi.to_str().unwrap(), suite.exact.to_str().unwrap());
@@ -355,6 +358,7 @@ fn compare_lists_the_run_whose_fuzzy_edit_now_fails_and_exits_as_documented() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn the_report_opens_in_a_browser_without_errors_and_shows_a_run() {
     const VAR: &str = "HARNESS_REQUIRE_BROWSER";
     let Some(chromium) = browser::find() else {
@@ -468,6 +472,7 @@ fn the_report_opens_in_a_browser_without_errors_and_shows_a_run() {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn a_report_past_the_inline_limit_links_each_runs_page_and_both_open_in_a_browser() {
     const VAR: &str = "HARNESS_REQUIRE_BROWSER";
     let Some(chromium) = browser::find() else {

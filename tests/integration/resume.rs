@@ -21,7 +21,9 @@ fn repo_root() -> PathBuf {
 
 /// A project with the shipped tasks `ids` and their cassettes, every command check made
 /// `slow` seconds slower (so a run is still in its checks when the signal comes), and a private
-/// temp folder the harness uses (`TMPDIR`).
+/// temp folder the harness uses (`TMPDIR`). The delay is read from the file `slow` at the
+/// project's root (each task requires it, so the sandbox mounts it), so `set_slow(0)` speeds
+/// up the runs after the signal without changing a task.
 struct Project {
     dir: tempfile::TempDir,
 }
@@ -43,14 +45,26 @@ impl Project {
                 assert!(status.success());
             }
             if slow > 0 {
+                let knob = dir.path().join("slow");
                 let yaml = dir.path().join("tasks").join(id).join("task.yaml");
                 let text = std::fs::read_to_string(&yaml).unwrap();
-                let slowed = text.replace("run: ", &format!("run: sleep {slow} && "));
+                let slowed = text.replace(
+                    "run: ",
+                    &format!("run: sleep \"$(cat {})\" && ", knob.display()),
+                );
                 assert_ne!(slowed, text, "{id} has a command check");
-                std::fs::write(&yaml, slowed).unwrap();
+                let required = format!("requires:\n  files: [\"{}\"]\n", knob.display());
+                std::fs::write(&yaml, slowed + &required).unwrap();
             }
         }
-        Project { dir }
+        let project = Project { dir };
+        project.set_slow(slow);
+        project
+    }
+
+    /// How many seconds each command check sleeps from now on.
+    fn set_slow(&self, seconds: u32) {
+        std::fs::write(self.root().join("slow"), format!("{seconds}\n")).unwrap();
     }
 
     fn root(&self) -> &Path {
@@ -223,6 +237,7 @@ fn ctrl_c_mid_suite_leaves_a_partial_report_that_resume_completes() {
     let (code, stderr) =
         project.run_and_signal(&["run", "tasks", "--jobs", "2"], 2, Signal::SIGINT, false);
     assert_eq!(code, Some(130), "{stderr}");
+    project.set_slow(0);
     assert!(
         stderr.contains("interrupted: no more runs start"),
         "{stderr}"
@@ -325,6 +340,7 @@ fn after_a_sigkill_the_next_run_removes_what_was_left_and_resume_completes() {
     let (code, stderr) =
         project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
     assert_eq!(code, None, "killed: {stderr}");
+    project.set_slow(0);
     let left = project.leftovers();
     assert!(!left.is_empty(), "runs in flight leave their folders");
     let dir = project.report("reports");
@@ -360,6 +376,7 @@ fn rerun_errors_after_a_sigkill_runs_the_runs_that_never_finished_too() {
     let (code, stderr) =
         project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
     assert_eq!(code, None, "killed: {stderr}");
+    project.set_slow(0);
     let dir = project.report("reports");
     let dir_arg = dir.to_str().unwrap();
     let journal = read(&dir.join("journal.jsonl"));
@@ -495,6 +512,7 @@ fn snapshot_value(name: &str) -> String {
 }
 
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn the_shipped_suite_in_three_shards_merges_into_the_unsharded_report() {
     let reports = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();

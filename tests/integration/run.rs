@@ -310,6 +310,7 @@ fn bad_tasks_and_cassettes_fail_alone_while_the_others_run() {
 /// task; its deterministic reports are snapshot-tested. The replay is the one the report-file
 /// tests share (`report_files::suite`: `harness run tasks`, which must exit 0).
 #[test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 fn the_shipped_suite_replays_and_passes() {
     let folder = &super::report_files::suite().pi;
     let summary = std::fs::read_to_string(folder.join("summary.md")).unwrap();

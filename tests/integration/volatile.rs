@@ -50,6 +50,7 @@ fn label(r: &RunRecord) -> String {
 }
 
 #[tokio::test]
+#[ignore = "slow: .ci/run runs it (`cargo test -- --ignored`)"]
 async fn a_volatile_suite_replays_identically_in_every_wire_format_without_any_task_rule() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("tasks");

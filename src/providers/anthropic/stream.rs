@@ -57,8 +57,8 @@ pub async fn read_stream(
     stream: &mut SseStream,
 ) -> Result<AssistantMessage, ProviderError> {
     let mut msg = empty_reply(spec);
-    // Anthropic's block index -> (position in msg.content, partial tool JSON).
-    let mut blocks: Vec<(u64, usize, String)> = Vec::new();
+    // Anthropic's block index -> (position in msg.content, partial tool JSON once a delta came).
+    let mut blocks: Vec<(u64, usize, Option<String>)> = Vec::new();
     let mut stopped = false;
     while let Some(ev) = stream.next_event().await? {
         let name = ev.event.as_deref().unwrap_or("");
@@ -128,7 +128,7 @@ pub async fn read_stream(
                     _ => continue,
                 };
                 msg.content.push(block);
-                blocks.push((index, msg.content.len() - 1, String::new()));
+                blocks.push((index, msg.content.len() - 1, None));
             }
             "content_block_delta" => {
                 let index = data["index"].as_u64().unwrap_or(0);
@@ -146,23 +146,19 @@ pub async fn read_stream(
                     ("signature_delta", AssistantBlock::Thinking { signature, .. }) => signature
                         .get_or_insert_with(String::new)
                         .push_str(s("signature")),
-                    ("input_json_delta", AssistantBlock::ToolCall(call)) => {
-                        partial.push_str(s("partial_json"));
-                        call.arguments = parse_streaming_json(partial);
+                    // The arguments are parsed from the whole partial JSON when the block
+                    // stops (or the reply ends): parsing it again at every delta, as Pi does
+                    // to show a call as it streams, costs time quadratic in its length, and
+                    // nothing reads the arguments before then.
+                    ("input_json_delta", AssistantBlock::ToolCall(_)) => {
+                        partial
+                            .get_or_insert_with(String::new)
+                            .push_str(s("partial_json"));
                     }
                     _ => {}
                 }
             }
-            "content_block_stop" => {
-                let index = data["index"].as_u64().unwrap_or(0);
-                if let Some((_, pos, partial)) = blocks.iter().find(|(i, _, _)| *i == index) {
-                    if let AssistantBlock::ToolCall(call) = &mut msg.content[*pos] {
-                        if !partial.is_empty() {
-                            call.arguments = parse_streaming_json(partial);
-                        }
-                    }
-                }
-            }
+            "content_block_stop" => {}
             "message_delta" => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
                     msg.stop_reason = map_stop_reason(reason)?;
@@ -174,6 +170,12 @@ pub async fn read_stream(
                 break;
             }
             _ => {}
+        }
+    }
+    // A tool call's arguments: its partial JSON parsed as a whole, once it had a delta.
+    for (_, pos, partial) in &blocks {
+        if let (Some(partial), AssistantBlock::ToolCall(call)) = (partial, &mut msg.content[*pos]) {
+            call.arguments = parse_streaming_json(partial);
         }
     }
     let cut = (!stopped).then_some("Anthropic stream ended before message_stop");
@@ -261,6 +263,40 @@ mod tests {
                 cache_write: 5,
                 total_tokens: 167
             }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_calls_arguments_are_its_partial_json_even_without_its_block_stop() {
+        // Parsed once at the end: a call whose block never stops still has its arguments,
+        // repaired as Pi repairs a partial call; a call with an empty delta has `{}`, one
+        // without any delta keeps its `input`.
+        let delta = |index: u64, json: &str| {
+            let delta = json!({"type":"input_json_delta","partial_json":json});
+            ("content_block_delta", json!({"index":index,"delta":delta}))
+        };
+        let start = |index: u64, input: Value| {
+            let block = json!({"type":"tool_use","id":"t","name":"read","input":input});
+            (
+                "content_block_start",
+                json!({"index":index,"content_block":block}),
+            )
+        };
+        let mut s = stream(&[
+            ("message_start", json!({"message":{"id":"m"}})),
+            start(0, json!({})),
+            delta(0, "{\"path\":\"a"),
+            delta(0, ".txt\",\"limit\":"),
+            start(1, json!({"path":"kept"})),
+            delta(1, ""),
+            start(2, json!({"path":"kept"})),
+            ("message_stop", json!({})),
+        ]);
+        let m = read_stream(&spec(), &mut s).await.unwrap();
+        let arguments: Vec<Value> = m.tool_calls().map(|c| c.arguments.clone()).collect();
+        assert_eq!(
+            arguments,
+            [json!({"path":"a.txt"}), json!({}), json!({"path":"kept"})]
         );
     }
 

@@ -87,6 +87,21 @@ struct Current {
     item: Value,
     pos: usize,
     partial_json: String,
+    /// Arguments came (a delta or `arguments.done`) that are not parsed into the call yet.
+    unparsed: bool,
+}
+
+impl Current {
+    /// Parses the arguments that came into the call, once: parsing the partial JSON at every
+    /// delta, as Pi does to show a call as it streams, costs time quadratic in its length, and
+    /// nothing reads the arguments until the item is done, replaced or the reply ends.
+    fn settle(&mut self, msg: &mut AssistantMessage) {
+        if std::mem::take(&mut self.unparsed) {
+            if let AssistantBlock::ToolCall(call) = &mut msg.content[self.pos] {
+                call.arguments = parse_streaming_json(&self.partial_json);
+            }
+        }
+    }
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -163,11 +178,15 @@ pub async fn read_stream(
                     }),
                     _ => continue,
                 };
+                if let Some(mut previous) = current.take() {
+                    previous.settle(&mut msg);
+                }
                 msg.content.push(block);
                 current = Some(Current {
                     partial_json: str_of(&item, "arguments").to_owned(),
                     item,
                     pos: msg.content.len() - 1,
+                    unparsed: false,
                 });
             }
             "response.reasoning_summary_part.added" => {
@@ -251,14 +270,17 @@ pub async fn read_stream(
                     } else {
                         cur.partial_json = str_of(&data, "arguments").to_owned();
                     }
-                    if let AssistantBlock::ToolCall(call) = &mut msg.content[cur.pos] {
-                        call.arguments = parse_streaming_json(&cur.partial_json);
-                    }
+                    cur.unparsed = true;
                 }
             }
             "response.output_item.done" => {
                 let item = &data["item"];
-                let Some(cur) = current.take() else { continue };
+                let Some(mut cur) = current.take() else {
+                    continue;
+                };
+                if str_of(item, "type") != "function_call" {
+                    cur.settle(&mut msg);
+                }
                 match (str_of(item, "type"), &mut msg.content[cur.pos]) {
                     (
                         "reasoning",
@@ -334,6 +356,9 @@ pub async fn read_stream(
                     return Err(typed_error(error));
                 }
                 if let Some(reason) = reason.filter(|r| !r.is_empty()) {
+                    if let Some(cur) = current.as_mut() {
+                        cur.settle(&mut msg);
+                    }
                     return fail(msg, format!("incomplete: {reason}"));
                 }
                 return Err(errors::from_stream_error(
@@ -343,6 +368,9 @@ pub async fn read_stream(
             }
             _ => {}
         }
+    }
+    if let Some(cur) = current.as_mut() {
+        cur.settle(&mut msg);
     }
     let cut = (!completed).then_some("OpenAI Responses stream ended before response.completed");
     finish_reply(msg, cut)
@@ -423,6 +451,39 @@ mod tests {
                 total_tokens: 142
             }
         );
+    }
+
+    #[tokio::test]
+    async fn a_calls_arguments_are_parsed_when_it_is_replaced_or_the_reply_ends() {
+        // A call whose item is never done: its arguments are its partial JSON parsed when the
+        // next item starts, when the reply completes, and when it fails as incomplete.
+        let added = |id: &str| {
+            let item =
+                json!({"type":"function_call","id":id,"call_id":"c","name":"read","arguments":""});
+            json!({"type":"response.output_item.added","item":item})
+        };
+        let delta = |d: &str| json!({"type":"response.function_call_arguments.delta","delta":d});
+        let completed = json!({"type":"response.completed","response":{"status":"completed"}});
+        let mut s = stream(&[
+            added("fc_1"),
+            delta("{\"path\":\"a.txt\"}"),
+            added("fc_2"),
+            delta("{\"path\":\"b"),
+            completed,
+        ]);
+        let m = read_stream(&spec(), &mut s).await.unwrap();
+        let arguments: Vec<Value> = m.tool_calls().map(|c| c.arguments.clone()).collect();
+        assert_eq!(arguments, [json!({"path":"a.txt"}), json!({"path":"b"})]);
+
+        let failed = json!({"type":"response.failed","response":{"incomplete_details":{"reason":"max_output_tokens"}}});
+        let mut s = stream(&[added("fc_1"), delta("{\"path\":\"c.txt"), failed]);
+        let m = read_stream(&spec(), &mut s).await.unwrap();
+        assert_eq!(
+            m.error_message.as_deref(),
+            Some("incomplete: max_output_tokens")
+        );
+        let arguments: Vec<Value> = m.tool_calls().map(|c| c.arguments.clone()).collect();
+        assert_eq!(arguments, [json!({"path":"c.txt"})]);
     }
 
     #[tokio::test]
