@@ -150,6 +150,10 @@ pub struct ReplayOutcome {
     pub score: Option<f64>,
     /// The failure kind, if the call failed.
     pub failure: Option<&'static str>,
+    /// When the call was refused as a near-copy of a block of the file: the file's line the
+    /// strategy named as the one that differs (the block's first line when the model's line is
+    /// not there at all).
+    pub near_copy_line: Option<usize>,
     /// A hash of the text written, if the call applied (to tell two results apart).
     pub written: Option<u64>,
 }
@@ -196,6 +200,8 @@ pub enum Written {
     Refused {
         failure: EditFailure,
         located: Vec<crate::tools::LocatedEdit>,
+        /// The block the strategy found `oldText` to nearly copy, if it said so.
+        near_copy: Option<crate::tools::edit::NearCopy>,
     },
 }
 
@@ -226,6 +232,7 @@ fn apply_edits(
         Err(miss) => Written::Refused {
             failure: miss.failure,
             located: miss.tiers,
+            near_copy: miss.near_copy,
         },
     }
 }
@@ -245,6 +252,7 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             tiers: String::new(),
             score: None,
             failure,
+            near_copy_line: None,
             written: None,
         }
     };
@@ -300,10 +308,15 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
                 tiers,
                 score,
                 failure: None,
+                near_copy_line: None,
                 written: Some(fnv(&written)),
             }
         }
-        Written::Refused { failure, located } => {
+        Written::Refused {
+            failure,
+            located,
+            near_copy,
+        } => {
             let (tiers, score) = describe(&located);
             let (locate, apply) = match failure {
                 EditFailure::NotUnique { count, .. } => {
@@ -316,6 +329,8 @@ fn replay(case: &Case, strategy: &dyn EditStrategy, schema: &Value) -> ReplayOut
             ReplayOutcome {
                 tiers,
                 score,
+                near_copy_line: near_copy
+                    .map(|near| near.file_line.map_or(near.first_line, |(line, _)| line)),
                 ..refused(locate, apply, Some(failure.name()))
             }
         }
@@ -384,6 +399,8 @@ pub struct StrategyTally {
     pub missed: usize,
     /// Calls that did not apply (every kind of failure), among those with gold.
     pub refusals: usize,
+    /// Refusals that named the line of a near-copy (the model can re-read it), among those.
+    pub near_copies: usize,
     pub malformed: usize,
 }
 
@@ -406,6 +423,9 @@ impl StrategyTally {
         }
         if outcome.apply != Apply::Applied {
             self.refusals += 1;
+            if outcome.near_copy_line.is_some() {
+                self.near_copies += 1;
+            }
         }
     }
 
@@ -556,8 +576,22 @@ pub fn write_csv(
 ) -> Result<(), csv::Error> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record([
-        "line", "task", "run", "turn", "call_id", "path", "kind", "strategy", "parse", "locate",
-        "tiers", "score", "apply", "correct", "failure",
+        "line",
+        "task",
+        "run",
+        "turn",
+        "call_id",
+        "path",
+        "kind",
+        "strategy",
+        "parse",
+        "locate",
+        "tiers",
+        "score",
+        "apply",
+        "correct",
+        "failure",
+        "near_copy_line",
     ])?;
     for (case, outcomes) in cases.iter().zip(results) {
         for (name, o) in names.iter().zip(outcomes) {
@@ -578,6 +612,7 @@ pub fn write_csv(
                 apply_label(o.apply),
                 correct_label(o.correct),
                 o.failure.unwrap_or(""),
+                &o.near_copy_line.map(|l| l.to_string()).unwrap_or_default(),
             ])?;
         }
     }
@@ -598,13 +633,13 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
     let _ = writeln!(out, "{calls} calls, {with_gold} with a gold answer.\n");
     let _ = writeln!(
         out,
-        "| strategy | correct % | false-apply % | refusal % | correct | false applies | correct refusals | missed | malformed |"
+        "| strategy | correct % | false-apply % | refusal % | correct | false applies | correct refusals | missed | malformed | near-copies named |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (name, t) in names.iter().zip(&summary.overall) {
         let _ = writeln!(
             out,
-            "| {name} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} | {} |",
+            "| {name} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {} | {} | {} |",
             t.correct_pct(),
             t.false_apply_pct(),
             t.refusal_pct(),
@@ -612,7 +647,8 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
             t.false_applies,
             t.correct_refusals,
             t.missed,
-            t.malformed
+            t.malformed,
+            t.near_copies
         );
     }
     let _ = writeln!(
@@ -747,6 +783,48 @@ mod tests {
 
     fn run(case: &Case, spec: &str) -> ReplayOutcome {
         Replayer::default().replay(case, parse_strategy(spec).unwrap().as_ref())
+    }
+
+    #[test]
+    fn a_refusal_as_a_near_copy_names_the_files_line_in_the_csv_and_the_summary() {
+        // The model quotes a block whose last line has another number: `safe` and `anchors`
+        // refuse it and name the file's line 4; `exact` refuses without naming anything.
+        let file = "a = 1\ndef f():\n    x = 2\n    return x\nb = 3\n";
+        let c = case(
+            Some(file),
+            edit(
+                "def f():\n    x = 2\n    return y\n",
+                "def f():\n    return 2\n",
+            ),
+            Some(CaseGold::Refuse),
+            "near-copy",
+        );
+        let names: Vec<String> = ["exact", "anchors", "safe"].map(String::from).to_vec();
+        let outcomes: Vec<ReplayOutcome> = names.iter().map(|n| run(&c, n)).collect();
+        let lines: Vec<Option<usize>> = outcomes.iter().map(|o| o.near_copy_line).collect();
+        assert_eq!(lines, [None, Some(4), Some(4)]);
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| o.correct == Correct::CorrectRefusal)
+        );
+
+        let mut csv = Vec::new();
+        let cases = [c];
+        let results = [outcomes];
+        write_csv(&mut csv, &cases, &names, &results).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        let column: Vec<&str> = csv.lines().map(|l| l.rsplit(',').next().unwrap()).collect();
+        assert_eq!(column, ["near_copy_line", "", "4", "4"], "{csv}");
+        let summary = summarize(&cases, &names, &results);
+        let named: Vec<usize> = summary.overall.iter().map(|t| t.near_copies).collect();
+        assert_eq!(named, [0, 1, 1]);
+        assert!(
+            render_markdown(&summary, &cases)
+                .contains("| anchors | 100.0 | 0.0 | 100.0 | 0 | 0 | 1 | 0 | 0 | 1 |"),
+            "{}",
+            render_markdown(&summary, &cases)
+        );
     }
 
     #[test]
@@ -953,7 +1031,7 @@ mod tests {
             csv.lines()
                 .nth(2)
                 .unwrap()
-                .ends_with(",pi,ok,fuzzy:fuzzy,fuzzy,,applied,correct,"),
+                .ends_with(",pi,ok,fuzzy:fuzzy,fuzzy,,applied,correct,,"),
             "{csv}"
         );
     }

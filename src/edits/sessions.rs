@@ -389,7 +389,9 @@ impl SessionCorpus {
                     );
                     before
                 }
-                Some(Written::Refused { failure, located }) => {
+                Some(Written::Refused {
+                    failure, located, ..
+                }) => {
                     self.push(
                         replay,
                         recorded,

@@ -124,7 +124,7 @@ fn perturb_then_compare_writes_the_csv_and_the_summary() {
     assert!(stdout.contains("| exact | safe |"), "{stdout}");
     let csv = std::fs::read_to_string(Path::new(corpus).join("edits-compare.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * (calls - 2));
-    assert!(csv.starts_with("line,task,run,turn,call_id,path,kind,strategy,parse,locate,tiers,score,apply,correct,failure\n"));
+    assert!(csv.starts_with("line,task,run,turn,call_id,path,kind,strategy,parse,locate,tiers,score,apply,correct,failure,near_copy_line\n"));
     let md = std::fs::read_to_string(Path::new(corpus).join("edits-compare.md")).unwrap();
     assert_eq!(md.trim_end(), stdout.trim_end());
 }

@@ -13,7 +13,9 @@
 //! A window whose anchors match but where a middle line differs by more than a typo (a whole
 //! identifier, keyword, number or literal replaced, a line added or out of order) is a
 //! near-copy: the model is describing code that is not in the file. It is refused with the line
-//! that differs, when it scores at the threshold or only that one line differs.
+//! that differs, when it scores at the threshold or only that one line differs. So is a window
+//! whose middle matches and one of whose anchors has one identifier, keyword or number replaced
+//! (no anchor pair finds that window).
 //!
 //! This is the block-anchor idea of Cline and opencode with the hazards removed: Cline accepts
 //! any window of the same length whose anchors match, whatever lies between; opencode accepts a
@@ -26,7 +28,7 @@
 use super::elision::is_marker;
 use super::indentation::Reindent;
 use super::lines::{Haystack, TextLines};
-use super::near_copy::{Alignment, LineDifference, align};
+use super::near_copy::{Alignment, LineDifference, align, is_substitution};
 use super::{Found, Locate, Locator, NearCopy, Replacement};
 
 /// The default threshold.
@@ -116,7 +118,9 @@ impl Locator for Anchors {
                         Locate::NearCopy(near_copy(hay, &old.lines, (*i, *m), 1, d))
                     })
                 }
-                _ => Locate::NotFound,
+                _ => self
+                    .anchor_substituted(hay, &old.lines, shortest)
+                    .map_or(Locate::NotFound, Locate::NearCopy),
             };
         };
         let best = alignment.score;
@@ -141,6 +145,51 @@ impl Locator for Anchors {
         let new_text = reindent.apply(&edit.new_text);
         let (start, end) = hay.span(i, m, old.trailing_newline);
         Locate::Found(Found::fuzzy("anchors", start, end, new_text).with_score(best))
+    }
+}
+
+impl Anchors {
+    /// A window whose middle holds `oldText`'s middle (as a match's must) and one of whose
+    /// anchors is `oldText`'s with one identifier, keyword or number replaced, the other the
+    /// same: a near-copy, named by the anchor that differs. (No anchor pair matches it, so
+    /// without this the model would only hear that `oldText` is not there.)
+    fn anchor_substituted(
+        &self,
+        hay: &Haystack<'_>,
+        old: &[&str],
+        shortest: usize,
+    ) -> Option<NearCopy> {
+        let n = old.len();
+        let (first, last) = (old[0], old[n - 1]);
+        for i in 0..hay.len() {
+            let first_same = hay.line(i).trim() == first.trim();
+            if !first_same && !is_substitution(first, hay.line(i), hay.words()) {
+                continue;
+            }
+            for m in shortest..=n + MAX_DROPPED {
+                if i + m > hay.len() {
+                    break;
+                }
+                let end = hay.line(i + m - 1);
+                let differs = match (first_same, end.trim() == last.trim()) {
+                    (true, false) if is_substitution(last, end, hay.words()) => m - 1,
+                    (false, true) => 0,
+                    _ => continue,
+                };
+                let window: Vec<&str> = (i + 1..i + m - 1).map(|k| hay.line(k)).collect();
+                let alignment = align(&old[1..n - 1], &window, hay.words());
+                if alignment.difference.is_some() || alignment.score < self.threshold {
+                    continue;
+                }
+                return Some(NearCopy {
+                    first_line: i + 1,
+                    last_line: i + m,
+                    file_line: Some((i + differs + 1, hay.line(i + differs).to_owned())),
+                    model_line: if differs == 0 { first } else { last }.to_owned(),
+                });
+            }
+        }
+        None
     }
 }
 

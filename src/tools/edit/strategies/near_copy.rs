@@ -177,6 +177,22 @@ pub(crate) fn compare_lines(model: &str, file: &str, words: &FileWords<'_>) -> L
     }
 }
 
+/// True if the model's line is the file's line with exactly one identifier, keyword or number
+/// replaced by another (not a typo of it): every other token the same, in the same order. A
+/// change of punctuation (quotes, escapes, brackets) is not one: other tiers read those.
+pub(crate) fn is_substitution(model: &str, file: &str, words: &FileWords<'_>) -> bool {
+    let (m, f) = (tokens(model), tokens(file));
+    if m.len() != f.len() {
+        return false;
+    }
+    let mut differing = m.iter().zip(&f).filter(|(a, b)| a != b);
+    let (Some((a, b)), None) = (differing.next(), differing.next()) else {
+        return false;
+    };
+    let value = |t: &str| is_word(t) || t.starts_with(|c: char| c.is_ascii_digit());
+    value(a) && value(b) && !is_typo(a, b, words)
+}
+
 /// The first line of `oldText` that differs from the window: its index among `oldText`'s lines
 /// given, and the window line it was aligned with (index among the window's lines given), if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -327,6 +343,36 @@ mod tests {
             verdict("x = recieve_mesage()", "x = receive_message()", ""),
             LineDiff::Typo
         );
+    }
+
+    #[test]
+    fn a_substitution_is_one_identifier_keyword_or_number_replaced() {
+        let file = "total = count + offset\nname = \"alpha\"\n";
+        let words = FileWords::new(file);
+        for (model, real, substitution) in [
+            ("total = amount + offset", "total = count + offset", true),
+            ("total = offset + offset", "total = count + offset", true),
+            ("while ready:", "if ready:", true),
+            ("limit = 11", "limit = 10", true),
+            ("name = \"beta\"", "name = \"alpha\"", true),
+            // Not one: a typo, two tokens replaced, punctuation, a token added, the same.
+            ("total = cuont + offset", "total = count + offset", false),
+            ("total = amount + base", "total = count + offset", false),
+            ("total = count - offset", "total = count + offset", false),
+            ("name = \u{201c}alpha\u{201d}", "name = \"alpha\"", false),
+            (
+                "total = count + offset + 1",
+                "total = count + offset",
+                false,
+            ),
+            ("total  =  count + offset", "total = count + offset", false),
+        ] {
+            assert_eq!(
+                is_substitution(model, real, &words),
+                substitution,
+                "{model} for {real}"
+            );
+        }
     }
 
     #[test]

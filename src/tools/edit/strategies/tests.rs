@@ -644,6 +644,14 @@ fn near_copies_are_refused_with_the_line_that_differs() {
         ("keyword", 3, "    if width > 0 or height > 0:"),
         ("number", 1, "    scale = 3"),
         ("string literal", 2, "    label = \"square\""),
+        // On an anchor line: no window's anchors match, the line is named all the same.
+        (
+            "identifier on the first line",
+            0,
+            "def volume(width, height):",
+        ),
+        ("keyword on the last line", 5, "    yield None"),
+        ("number on the last line", 5, "    return 0"),
     ] {
         let old = area_with(k, line);
         for spec in SCORING {
