@@ -1157,7 +1157,11 @@ fn perturb(
             if let Some(&k) = blanks.choose(rng) {
                 model.remove(k);
             } else {
-                // A blank line added between two lines of the block.
+                // A blank line added between two lines of the block (a one-line block, as real
+                // edits often are, has no such place).
+                if n < 2 {
+                    return None;
+                }
                 let k = rng.gen_range(0..n - 1);
                 model.insert(k + 1, String::new());
             }
@@ -1523,6 +1527,34 @@ mod tests {
         }
         };
         vec![python("alpha", 6), python("beta", 5), python("gamma", 7)]
+    }
+
+    #[test]
+    fn one_and_two_line_bases_from_real_edits_give_every_kind_that_fits_and_never_panic() {
+        // Real sessions' gold edits are often one line (a corpus's bases, unlike a folder's,
+        // need not have three): every kind either derives a call or none.
+        let file = SourceFile {
+            path: "app.py".to_owned(),
+            content:
+                "import os\n\nLIMIT = 10\nNAME = \"alpha\"\n\ndef run(x):\n    return x * LIMIT\n"
+                    .to_owned(),
+        };
+        for (start, count) in [(2, 1), (5, 1), (2, 2), (5, 2)] {
+            let base = Base {
+                file: 0,
+                start,
+                count,
+                trailing_newline: true,
+                new_text: "CHANGED = 1\n".to_owned(),
+            };
+            for seed in 0..20 {
+                let calls =
+                    generate_from(std::slice::from_ref(&file), &[base.clone()], &options(seed));
+                let kinds: Vec<&str> = calls.iter().map(|c| c.kind).collect();
+                assert!(kinds.contains(&"exact"), "{start} {count}: {kinds:?}");
+                assert_eq!(kinds.contains(&"blank-line"), count > 1, "{kinds:?}");
+            }
+        }
     }
 
     fn options(seed: u64) -> PerturbOptions {
