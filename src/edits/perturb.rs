@@ -1548,8 +1548,11 @@ mod tests {
                 new_text: "CHANGED = 1\n".to_owned(),
             };
             for seed in 0..20 {
-                let calls =
-                    generate_from(std::slice::from_ref(&file), &[base.clone()], &options(seed));
+                let calls = generate_from(
+                    std::slice::from_ref(&file),
+                    std::slice::from_ref(&base),
+                    &options(seed),
+                );
                 let kinds: Vec<&str> = calls.iter().map(|c| c.kind).collect();
                 assert!(kinds.contains(&"exact"), "{start} {count}: {kinds:?}");
                 assert_eq!(kinds.contains(&"blank-line"), count > 1, "{kinds:?}");
