@@ -81,12 +81,8 @@ async fn run_async(
 ) -> ExitCode {
     // What a harness killed earlier left in the temp folder, provably dead, goes first.
     let cleanup = crate::sandbox::stale::clean_stale(&std::env::temp_dir());
-    if !cleanup.removed.is_empty() {
-        printer.note(&format!(
-            "removed {} temporary folder(s) left by a harness that was killed (in {})",
-            cleanup.removed.len(),
-            std::env::temp_dir().display()
-        ));
+    if let Some(note) = cleanup.note(&std::env::temp_dir()) {
+        printer.note(&note);
     }
     for (path, e) in &cleanup.failed {
         printer.warn(&format!(

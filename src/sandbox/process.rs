@@ -27,7 +27,9 @@
 //! What is still out of reach, outside `isolated`: a process that makes itself unreadable
 //! (non-dumpable, or another user) after dropping its environment, or is started by a service
 //! outside the tree (`systemd-run`, `at`, a container daemon); and, when the harness itself is
-//! killed with SIGKILL, anything its commands left (then re-parented to init).
+//! killed with SIGKILL, anything its commands left (then re-parented to init) until the next
+//! run, which kills what still works in the dead harness's folders ([`super::stale`]) but not
+//! what left them.
 //!
 //! Depends on nothing else in the crate.
 

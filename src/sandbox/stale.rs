@@ -17,8 +17,12 @@
 //! A short boot id can only err one way: two boots sharing eight characters make a dead folder
 //! look alive (it stays), never a live one dead.
 //!
+//! Before a dead folder is removed, every process the dead harness left running in it (its
+//! working folder inside, or the folder named in its arguments; an orphan or a tagged command)
+//! is killed: what its commands left, and a bubblewrap caught halfway through its setup.
+//!
 //! Linux only in effect: without `/proc` nothing can be proven, folders get no owner and nothing
-//! is removed. Depends on nothing else in the crate.
+//! is removed. Depends only on the name of the commands' tag ([`super::process::TAG_VAR`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -153,13 +157,53 @@ pub fn disown(dir: &Path) -> Result<PathBuf, (PathBuf, io::Error)> {
 pub struct Cleanup {
     /// The folders removed.
     pub removed: Vec<PathBuf>,
+    /// How many processes were still running in them (their working folder inside one, or one
+    /// named in their arguments) and were killed.
+    pub killed: usize,
     /// The dead folders that could not be removed, and why.
     pub failed: Vec<(PathBuf, io::Error)>,
 }
 
-/// Removes every folder `temp/harness-*` whose owner is a process that is gone.
+impl Cleanup {
+    /// What to tell the user about the folders removed from `temp`, if any were.
+    pub fn note(&self, temp: &Path) -> Option<String> {
+        if self.removed.is_empty() {
+            return None;
+        }
+        let killed = match self.killed {
+            0 => String::new(),
+            n => format!(", after killing {n} process(es) still running in them"),
+        };
+        Some(format!(
+            "removed {} temporary folder(s) left by a harness that was killed (in {}){killed}",
+            self.removed.len(),
+            temp.display()
+        ))
+    }
+}
+
+/// Removes every folder `temp/harness-*` whose owner is a process that is gone, after killing
+/// what still runs in it: what the killed harness's commands left (outside `isolated`, a command
+/// that dropped its tag and was re-parented to init when the harness died), and a bubblewrap
+/// stopped halfway through setting a sandbox up (its inner process waits for the outer one,
+/// which died with the harness, before it would die with its parent).
 pub fn clean_stale(temp: &Path) -> Cleanup {
     let mut out = Cleanup::default();
+    let dead = dead_folders(temp);
+    out.killed = kill_processes_in(&dead);
+    for path in dead {
+        match remove_tree(&path) {
+            Ok(()) => out.removed.push(path),
+            Err(e) => out.failed.push((path, e)),
+        }
+    }
+    out.removed.sort();
+    out
+}
+
+/// The folders `temp/harness-*` whose owner is a process that is gone.
+fn dead_folders(temp: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(temp) else {
         return out;
     };
@@ -184,13 +228,94 @@ pub fn clean_stale(temp: &Path) -> Cleanup {
         if !owner.is_gone() {
             continue;
         }
-        match remove_tree(&path) {
-            Ok(()) => out.removed.push(path),
-            Err(e) => out.failed.push((path, e)),
-        }
+        out.push(path);
     }
-    out.removed.sort();
     out
+}
+
+/// Kills (SIGKILL) every process left by the dead harness in `folders`: its working folder is
+/// inside one, or its arguments name a path inside one, and it is either an orphan (re-parented
+/// to init when the harness died) or one of the harness's tagged commands. Someone's shell that
+/// merely stands in such a folder (a person looking at what a killed run left) is neither, and
+/// lives. Pass after pass until none is left (at most a few: one killed may have had children
+/// re-parented meanwhile); returns how many. This process is never one.
+fn kill_processes_in(folders: &[PathBuf]) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    if folders.is_empty() {
+        return 0;
+    }
+    let inside = |path: &Path| folders.iter().any(|f| path.starts_with(f));
+    let me = std::process::id();
+    let mut killed = std::collections::BTreeSet::new();
+    for _pass in 0..5 {
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            break;
+        };
+        let mut found = false;
+        for entry in procs.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me || killed.contains(&pid) {
+                continue;
+            }
+            let dir = entry.path();
+            let in_cwd = std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| inside(&cwd));
+            let in_args = in_cwd
+                || std::fs::read(dir.join("cmdline")).is_ok_and(|args| {
+                    args.split(|b| *b == 0)
+                        .any(|a| inside(Path::new(std::ffi::OsStr::from_bytes(a))))
+                });
+            if !in_args || !(orphaned(&dir) || tagged(&dir)) {
+                continue;
+            }
+            let pid_t = nix::unistd::Pid::from_raw(pid as i32);
+            if nix::sys::signal::kill(pid_t, nix::sys::signal::Signal::SIGKILL).is_ok() {
+                killed.insert(pid);
+                found = true;
+            }
+        }
+        if !found {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    killed.len()
+}
+
+/// Whether the process whose `/proc` folder is `dir` was left behind: re-parented to init, or
+/// in a session whose leader is gone (each command of the harness leads a session of its own,
+/// so what a command started outlives its session's leader).
+fn orphaned(dir: &Path) -> bool {
+    let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+        return false;
+    };
+    let Some(close) = stat.rfind(')') else {
+        return false;
+    };
+    // After the command name: state, ppid, pgrp, session.
+    let fields: Vec<&str> = stat[close + 1..].split_whitespace().take(4).collect();
+    let [_, ppid, _, session] = fields.as_slice() else {
+        return false;
+    };
+    *ppid == "1"
+        || session
+            .parse::<u32>()
+            .is_ok_and(|sid| sid != 0 && !Path::new(&format!("/proc/{sid}")).exists())
+}
+
+/// Whether the process whose `/proc` folder is `dir` carries a harness command's tag
+/// ([`super::process::TAG_VAR`]) in its environment.
+fn tagged(dir: &Path) -> bool {
+    let tag = format!("{}=", super::process::TAG_VAR);
+    std::fs::read(dir.join("environ")).is_ok_and(|env| {
+        env.split(|b| *b == 0)
+            .any(|var| var.starts_with(tag.as_bytes()))
+    })
 }
 
 /// Removes `path`, making read-only folders inside it writable first (a check may leave some).
@@ -351,6 +476,100 @@ mod tests {
         for kept in [&alive, &unowned, &not_ours, &legacy_alive] {
             assert!(kept.exists(), "{}", kept.display());
         }
+    }
+
+    #[test]
+    fn what_the_dead_harness_left_running_in_its_folders_is_killed_and_nothing_else() {
+        // A dead harness's folders: an orphan left working in one (as an agent's command is
+        // when the harness dies), an orphan naming the other in its arguments (as a bubblewrap
+        // stopped in its setup does), and a tagged command of the harness. Not killed: a shell
+        // of someone looking into a dead folder (neither an orphan nor tagged), and an orphan in
+        // a live harness's folder.
+        let temp = tempfile::tempdir().unwrap();
+        let me = Owner::current().unwrap();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let dead = Owner {
+            pid: ended.id(),
+            start: me.start,
+            boot: me.boot.clone(),
+        };
+        ended.wait().unwrap();
+        let workspace = folder(temp.path(), "harness-py-median-gone", Some(&dead));
+        let scratch = folder(temp.path(), "harness-run-gone", Some(&dead));
+        let alive = folder(temp.path(), "harness-run-alive", Some(&me));
+        // An orphan: started in the background by a shell that leads a session of its own and
+        // exits at once (as a command of the harness does); its pid.
+        let orphan = |cwd: &Path, command: &str| -> u32 {
+            let out = std::process::Command::new("setsid")
+                .arg("sh")
+                .arg("-c")
+                .arg(format!("{command} >/dev/null 2>&1 & echo $!"))
+                .current_dir(cwd)
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let in_workspace = orphan(&workspace.join("work"), "sleep 600");
+        let file = scratch.join("work/sub/file.txt");
+        let naming_scratch = orphan(temp.path(), &format!("tail -f {}", file.display()));
+        let in_alive = orphan(&alive.join("work"), "sleep 600");
+        let mut tagged_child = std::process::Command::new("sleep")
+            .arg("600")
+            .current_dir(workspace.join("work/sub"))
+            .env(super::super::process::TAG_VAR, "t1")
+            .spawn()
+            .unwrap();
+        let mut looking = std::process::Command::new("sleep")
+            .arg("600")
+            .current_dir(workspace.join("work"))
+            .spawn()
+            .unwrap();
+        let running = |pid: u32| {
+            // Gone, or a zombie waiting for init to reap it.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat[stat.rfind(')').unwrap() + 1..]
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        };
+        assert!(running(in_workspace) && running(naming_scratch) && running(in_alive));
+
+        let cleanup = clean_stale(temp.path());
+        assert_eq!(cleanup.killed, 3, "{cleanup:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while (running(in_workspace) || running(naming_scratch))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!running(in_workspace) && !running(naming_scratch));
+        let status = tagged_child.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9)
+        );
+        assert_eq!(looking.try_wait().unwrap(), None, "someone's shell lives");
+        assert!(running(in_alive), "a live harness's command lives");
+        looking.kill().unwrap();
+        looking.wait().unwrap();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(in_alive as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        assert_eq!(cleanup.removed, [workspace.clone(), scratch.clone()]);
+        assert_eq!(
+            cleanup.note(temp.path()).unwrap(),
+            format!(
+                "removed 2 temporary folder(s) left by a harness that was killed (in {}), after \
+                 killing 3 process(es) still running in them",
+                temp.path().display()
+            )
+        );
+        assert_eq!(Cleanup::default().note(temp.path()), None);
     }
 
     #[test]
