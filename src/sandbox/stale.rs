@@ -264,13 +264,13 @@ fn kill_processes_in(folders: &[PathBuf]) -> usize {
                 continue;
             }
             let dir = entry.path();
-            let in_cwd = std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| inside(&cwd));
-            let in_args = in_cwd
+            // Working in one of the folders, or naming one in its arguments.
+            let there = std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| inside(&cwd))
                 || std::fs::read(dir.join("cmdline")).is_ok_and(|args| {
                     args.split(|b| *b == 0)
                         .any(|a| inside(Path::new(std::ffi::OsStr::from_bytes(a))))
                 });
-            if !in_args || !(orphaned(&dir) || tagged(&dir)) {
+            if !there || !(orphaned(&dir) || tagged(&dir)) {
                 continue;
             }
             let pid_t = nix::unistd::Pid::from_raw(pid as i32);
