@@ -181,10 +181,7 @@ pub fn kill_orphans() -> usize {
                 if exe.is_some() && exe == my_exe {
                     return false;
                 }
-                let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-                !environ
-                    .split(|b| *b == 0)
-                    .any(|var| var.starts_with(TAG_VAR.as_bytes()))
+                !carries_tag(pid)
             })
             .collect();
         for &pid in &found {
@@ -201,8 +198,25 @@ pub fn kill_orphans() -> usize {
     killed
 }
 
+/// Whether process `pid` has a [`TAG_VAR`] in its environment (an unreadable one has none).
+pub(crate) fn carries_tag(pid: i32) -> bool {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    environ
+        .split(|b| *b == 0)
+        .any(|var| var.starts_with(TAG_VAR.as_bytes()))
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name, from the state on (`state ppid pgrp
+/// session ...`): the name may hold spaces and parentheses, so they start after the last `)`.
+/// `None` when there is no such process (or no `/proc`).
+pub(crate) fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')').map(|(_, r)| r)?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
 /// Every process id in `/proc` (none without it).
-fn proc_pids() -> impl Iterator<Item = i32> {
+pub(crate) fn proc_pids() -> impl Iterator<Item = i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -254,12 +268,9 @@ fn own_process_children() -> Option<BTreeSet<i32>> {
 
 /// Process `pid`, when `/proc/<pid>/stat` shows it a child of `parent`.
 fn child_of(parent: i32, pid: i32) -> Option<Child> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses: split after the last `)`.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r)?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next().unwrap_or("");
-    let ppid: i32 = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let fields = stat_fields(pid)?;
+    let state = fields.first().map_or("", String::as_str);
+    let ppid: i32 = fields.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
     (ppid == parent && state != "X").then_some(Child {
         pid,
         zombie: state == "Z",

@@ -22,11 +22,13 @@
 //! is killed: what its commands left, and a bubblewrap caught halfway through its setup.
 //!
 //! Linux only in effect: without `/proc` nothing can be proven, folders get no owner and nothing
-//! is removed. Depends only on the name of the commands' tag ([`super::process::TAG_VAR`]).
+//! is removed. Depends only on [`super::process`]'s readers of `/proc` and its commands' tag.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use super::process::{carries_tag, proc_pids, stat_fields};
 
 /// The marker file older harnesses wrote inside each temporary folder.
 pub const LEGACY_OWNER_FILE: &str = ".harness-owner";
@@ -245,35 +247,25 @@ fn kill_processes_in(folders: &[PathBuf]) -> usize {
         return 0;
     }
     let inside = |path: &Path| folders.iter().any(|f| path.starts_with(f));
-    let me = std::process::id();
+    let me = std::process::id() as i32;
     let mut killed = std::collections::BTreeSet::new();
     for _pass in 0..5 {
-        let Ok(procs) = std::fs::read_dir("/proc") else {
-            break;
-        };
         let mut found = false;
-        for entry in procs.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
+        for pid in proc_pids() {
             if pid == me || killed.contains(&pid) {
                 continue;
             }
-            let dir = entry.path();
             // Working in one of the folders, or naming one in its arguments.
-            let there = std::fs::read_link(dir.join("cwd")).is_ok_and(|cwd| inside(&cwd))
-                || std::fs::read(dir.join("cmdline")).is_ok_and(|args| {
+            let there = std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .is_ok_and(|cwd| inside(&cwd))
+                || std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|args| {
                     args.split(|b| *b == 0)
                         .any(|a| inside(Path::new(std::ffi::OsStr::from_bytes(a))))
                 });
-            if !there || !(orphaned(&dir) || tagged(&dir)) {
+            if !there || !(orphaned(pid) || carries_tag(pid)) {
                 continue;
             }
-            let pid_t = nix::unistd::Pid::from_raw(pid as i32);
+            let pid_t = nix::unistd::Pid::from_raw(pid);
             if nix::sys::signal::kill(pid_t, nix::sys::signal::Signal::SIGKILL).is_ok() {
                 killed.insert(pid);
                 found = true;
@@ -287,35 +279,21 @@ fn kill_processes_in(folders: &[PathBuf]) -> usize {
     killed.len()
 }
 
-/// Whether the process whose `/proc` folder is `dir` was left behind: re-parented to init, or
-/// in a session whose leader is gone (each command of the harness leads a session of its own,
-/// so what a command started outlives its session's leader).
-fn orphaned(dir: &Path) -> bool {
-    let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+/// Whether process `pid` was left behind: re-parented to init, or in a session whose leader is
+/// gone (each command of the harness leads a session of its own, so what a command started
+/// outlives its session's leader).
+fn orphaned(pid: i32) -> bool {
+    let Some(fields) = stat_fields(pid) else {
         return false;
     };
-    let Some(close) = stat.rfind(')') else {
+    // state, ppid, pgrp, session.
+    let (Some(ppid), Some(session)) = (fields.get(1), fields.get(3)) else {
         return false;
     };
-    // After the command name: state, ppid, pgrp, session.
-    let fields: Vec<&str> = stat[close + 1..].split_whitespace().take(4).collect();
-    let [_, ppid, _, session] = fields.as_slice() else {
-        return false;
-    };
-    *ppid == "1"
+    ppid == "1"
         || session
             .parse::<u32>()
             .is_ok_and(|sid| sid != 0 && !Path::new(&format!("/proc/{sid}")).exists())
-}
-
-/// Whether the process whose `/proc` folder is `dir` carries a harness command's tag
-/// ([`super::process::TAG_VAR`]) in its environment.
-fn tagged(dir: &Path) -> bool {
-    let tag = format!("{}=", super::process::TAG_VAR);
-    std::fs::read(dir.join("environ")).is_ok_and(|env| {
-        env.split(|b| *b == 0)
-            .any(|var| var.starts_with(tag.as_bytes()))
-    })
 }
 
 /// Removes `path`, making read-only folders inside it writable first (a check may leave some).
@@ -348,11 +326,8 @@ fn make_writable(path: &Path) {
 /// The start time of process `pid` in clock ticks since boot, `None` when there is no such
 /// process (or no `/proc`).
 fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so count from the last
-    // `)`; starttime is field 22, the 20th after it.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    // starttime is field 22 of the stat line, the 20th after the command name.
+    stat_fields(i32::try_from(pid).ok()?)?.get(19)?.parse().ok()
 }
 
 fn boot_id() -> String {
