@@ -28,7 +28,7 @@
 use super::elision::is_marker;
 use super::indentation::Reindent;
 use super::lines::{Haystack, TextLines};
-use super::near_copy::{Alignment, LineDifference, align, is_substitution};
+use super::near_copy::{Alignment, LineDifference, align, is_substitution, tokens};
 use super::{Found, Locate, Locator, NearCopy, Replacement};
 
 /// The default threshold.
@@ -161,9 +161,10 @@ impl Anchors {
     ) -> Option<NearCopy> {
         let n = old.len();
         let (first, last) = (old[0], old[n - 1]);
+        let (first_tokens, last_tokens) = (tokens(first), tokens(last));
         for i in 0..hay.len() {
             let first_same = hay.line(i).trim() == first.trim();
-            if !first_same && !is_substitution(first, hay.line(i), hay.words()) {
+            if !first_same && !is_substitution(&first_tokens, hay.line(i), hay.words()) {
                 continue;
             }
             for m in shortest..=n + MAX_DROPPED {
@@ -172,7 +173,7 @@ impl Anchors {
                 }
                 let end = hay.line(i + m - 1);
                 let differs = match (first_same, end.trim() == last.trim()) {
-                    (true, false) if is_substitution(last, end, hay.words()) => m - 1,
+                    (true, false) if is_substitution(&last_tokens, end, hay.words()) => m - 1,
                     (false, true) => 0,
                     _ => continue,
                 };

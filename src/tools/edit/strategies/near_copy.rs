@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use super::levenshtein::similarity;
 
 /// A line's tokens: words, numbers and single punctuation characters, whitespace dropped.
-fn tokens(line: &str) -> Vec<&str> {
+pub(crate) fn tokens(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut chars = line.char_indices().peekable();
     while let Some((start, c)) = chars.next() {
@@ -177,11 +177,12 @@ pub(crate) fn compare_lines(model: &str, file: &str, words: &FileWords<'_>) -> L
     }
 }
 
-/// True if the model's line is the file's line with exactly one identifier, keyword or number
-/// replaced by another (not a typo of it): every other token the same, in the same order. A
-/// change of punctuation (quotes, escapes, brackets) is not one: other tiers read those.
-pub(crate) fn is_substitution(model: &str, file: &str, words: &FileWords<'_>) -> bool {
-    let (m, f) = (tokens(model), tokens(file));
+/// True if the model's line (its [`tokens`], made once by a caller that compares it with many
+/// lines) is the file's line with exactly one identifier, keyword or number replaced by another
+/// (not a typo of it): every other token the same, in the same order. A change of punctuation
+/// (quotes, escapes, brackets) is not one: other tiers read those.
+pub(crate) fn is_substitution(m: &[&str], file: &str, words: &FileWords<'_>) -> bool {
+    let f = tokens(file);
     if m.len() != f.len() {
         return false;
     }
@@ -368,7 +369,7 @@ mod tests {
             ("total  =  count + offset", "total = count + offset", false),
         ] {
             assert_eq!(
-                is_substitution(model, real, &words),
+                is_substitution(&tokens(model), real, &words),
                 substitution,
                 "{model} for {real}"
             );
