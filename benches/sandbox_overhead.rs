@@ -28,7 +28,9 @@
 //! 1 when the after-build misses one.
 //!
 //! Run with `cargo bench --bench sandbox_overhead` (`-- --rounds 5 --before
-//! target/before/harness`).
+//! target/before/harness`). To profile one side by hand, `-- --serve` starts the model server
+//! of this workload alone (`--calls` bash calls per run), prints its port and serves until its
+//! stdin closes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -105,19 +107,16 @@ fn main() {
         place: place.path().to_path_buf(),
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    if std::env::args().any(|a| a == "--serve") {
+        let server = runtime.block_on(start_server(calls));
+        println!("{}", server.addr().port());
+        std::io::Write::flush(&mut std::io::stdout()).unwrap();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+        return;
+    }
     let servers: Vec<(usize, LoadServer)> = [calls, 2 * calls]
         .into_iter()
-        .map(|n| {
-            let server = runtime.block_on(testkit::start_load(LoadConfig {
-                turns_per_run: n + 1,
-                tool_call: ScriptedToolCall {
-                    name: "bash".to_owned(),
-                    arguments: json!({ "command": COMMAND }),
-                },
-                ..LoadConfig::default()
-            }));
-            (n, server)
-        })
+        .map(|n| (n, runtime.block_on(start_server(n))))
         .collect();
     println!(
         "sandbox_overhead: {samples} samples x {calls} bash calls (and x {}), {jobs} at a time, \
@@ -297,6 +296,19 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
         }
     }
     report("bash -c, spawned directly", times, before);
+}
+
+/// The instant model server of this workload: `calls` bash calls, then the answer.
+async fn start_server(calls: usize) -> LoadServer {
+    testkit::start_load(LoadConfig {
+        turns_per_run: calls + 1,
+        tool_call: ScriptedToolCall {
+            name: "bash".to_owned(),
+            arguments: json!({ "command": COMMAND }),
+        },
+        ..LoadConfig::default()
+    })
+    .await
 }
 
 fn push<K: PartialEq>(into: &mut Vec<(K, Vec<Measure>)>, key: K, m: Measure) {

@@ -78,9 +78,13 @@ pub enum Command {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     use clap::{CommandFactory, FromArgMatches};
-    // Started by bubblewrap as the supervisor of a run's sandbox: that and nothing else.
+    // Started by bubblewrap as the supervisor of a run's sandbox, or by the harness as the maker
+    // of its run sandboxes: that and nothing else.
     if crate::sandbox::supervisor::requested() {
         return crate::sandbox::supervisor::main();
+    }
+    if crate::sandbox::zygote::requested() {
+        return crate::sandbox::zygote::main();
     }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
@@ -121,7 +125,7 @@ pub fn main() -> ExitCode {
             "failed to become a child subreaper ({e}); a command that drops its environment may outlive its run"
         ));
     }
-    match cli.command {
+    let code = match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),
         Command::Run(args) => run::run(*args, given, vault),
@@ -133,7 +137,11 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => merge::merge(args),
         Command::Import(command) => import::run(command),
         Command::Dev(command) => dev::run(command),
-    }
+    };
+    // The sandbox maker ends, and its CPU and its sandboxes' are counted as this process's
+    // children's.
+    crate::sandbox::zygote::shutdown();
+    code
 }
 
 /// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,

@@ -45,7 +45,7 @@ pub(crate) const ISOLATION_FLAGS: [&str; 7] = [
 ];
 
 /// Where a run's commands may write under `isolated`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Mounts {
     pub(crate) root: Option<PathBuf>,
     pub(crate) home: Option<PathBuf>,
@@ -55,6 +55,19 @@ pub(crate) struct Mounts {
     /// What the task's `requires.files` names (a shared dependency install, a data set),
     /// visible read-only at its own path even under the hidden home or the private `/tmp`.
     pub(crate) reads: Vec<PathBuf>,
+}
+
+/// Everything a run's sandbox is made of, for a maker that is not bubblewrap
+/// ([`super::namespaces`]): the mounts bubblewrap would get from [`Bwrap::args`].
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Plan {
+    /// The host's home folder, hidden behind an empty tmpfs.
+    pub(crate) hide: Option<PathBuf>,
+    /// Folders under the hidden home kept readable.
+    pub(crate) keep: Vec<PathBuf>,
+    pub(crate) mounts: Mounts,
+    /// The working folder of the supervisor.
+    pub(crate) cwd: PathBuf,
 }
 
 impl Bwrap {

@@ -1,26 +1,30 @@
-//! The `isolated` tier's sandbox of one run: one bubblewrap sandbox (no network, its own PID,
-//! mount, IPC, UTS and user namespaces, no capabilities, the file system read-only but for the
-//! workspace, the run's `HOME` and its private `/tmp`), started when the run starts
-//! ([`super::Jail::prepare`]) or at its first command, torn down when the run ends. Its first
-//! process is the harness binary as supervisor ([`super::supervisor`]), which spawns each of the
-//! run's commands (the agent's bash calls and the checks), reports how they end, and kills what
-//! they leave.
+//! The `isolated` tier's sandbox of one run (no network, its own PID, mount, IPC, UTS, cgroup
+//! and user namespaces, no capabilities, the file system read-only but for the workspace, the
+//! run's `HOME` and its private `/tmp`), made when the run starts ([`super::Jail::prepare`]) or
+//! at its first command, torn down when the run ends. Its maker ([`Maker`]) is the harness's
+//! own sandbox maker ([`super::zygote`]), which clones the sandbox's first process into new
+//! namespaces, or, where the harness cannot make namespaces itself, bubblewrap started with the
+//! harness binary. Either way that first process is the run's supervisor
+//! ([`super::supervisor`], PID 1), which spawns each of the run's commands (the agent's bash calls
+//! and the checks), reports how they end, and kills what they leave.
 //!
 //! A command's output never passes through the supervisor: the harness makes the pipes and
 //! sends their write ends along with the request ([`super::wire`]), and reads them itself, so
 //! bash's output cap and full-output file work as they do outside the sandbox.
 //!
 //! Ending the run drops its [`RunSandbox`]: the socket is shut (the supervisor kills everything
-//! and exits) and bubblewrap's process group is killed (its `--die-with-parent` child, the
-//! supervisor, dies with it, and the kernel empties the PID namespace). If the harness itself
-//! dies, the same happens through `--die-with-parent`.
+//! and exits, and the kernel empties the PID namespace); what has not ended within
+//! [`END_GRACE`] is killed (the clone through its pidfd, bubblewrap's whole process group). If
+//! the harness itself dies, the same happens through parent-death signals (the maker's and each
+//! clone's, or bubblewrap's `--die-with-parent`).
 //!
-//! Depends on the sandbox's process, wire and supervisor modules; nothing else in the crate.
+//! Depends on the sandbox's process, wire, bwrap (the mount plan), zygote and supervisor modules;
+//! nothing else in the crate.
 
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,10 +34,11 @@ use tokio::io::{AsyncReadExt, Interest};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
-use super::bwrap::{Bwrap, CommandSpec, Mounts};
+use super::bwrap::{Bwrap, CommandSpec, Mounts, Plan};
 use super::process::own_children;
 use super::supervisor;
 use super::wire::{self, Reply, Request};
+use super::zygote::Zygote;
 
 /// How long a sandbox may take to start (bubblewrap and the supervisor's first word).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,6 +48,20 @@ const END_GRACE: Duration = Duration::from_secs(2);
 
 /// The most of bubblewrap's stderr kept to explain a failed start.
 const STDERR_KEPT: usize = 4096;
+
+/// What makes the `isolated` tier's run sandboxes.
+#[derive(Debug)]
+pub(crate) enum Maker {
+    /// The harness itself ([`super::zygote`]): no program started per run.
+    Harness {
+        zygote: Arc<Zygote>,
+        hide: Option<PathBuf>,
+        keep: Vec<PathBuf>,
+    },
+    /// bubblewrap, one per run, where the harness cannot make namespaces itself (or
+    /// `HARNESS_SANDBOX_MAKER=bwrap` asks for it).
+    Bwrap(Bwrap),
+}
 
 /// A frame to send, with the descriptors that go along.
 struct Outgoing {
@@ -137,50 +156,129 @@ impl Control {
 /// One run's sandbox. Dropping it kills everything in it.
 pub(crate) struct RunSandbox {
     control: Arc<Control>,
-    bwrap: Option<tokio::process::Child>,
-    pgid: Option<i32>,
+    process: Option<Process>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+/// The process that holds a run's sandbox.
+enum Process {
+    /// bubblewrap, in its own process group (its child, the supervisor, dies with it).
+    Bwrap {
+        child: tokio::process::Child,
+        pgid: i32,
+    },
+    /// The sandbox's first process (the supervisor), cloned by the sandbox maker, which reaps
+    /// it.
+    Cloned { pid: i32, pidfd: OwnedFd },
+}
+
+impl Process {
+    /// Waits until it has ended, at most `within`: whether it did.
+    async fn ended_within(&mut self, within: Duration) -> bool {
+        match self {
+            Process::Bwrap { child, .. } => {
+                tokio::time::timeout(within, child.wait()).await.is_ok()
+            }
+            Process::Cloned { pidfd, .. } => {
+                // A pidfd reads ready once its process has ended; looked at now and then (it
+                // is the sandbox maker's child: nothing here can wait for it).
+                let deadline = tokio::time::Instant::now() + within;
+                let mut pause = Duration::from_micros(500);
+                loop {
+                    let mut fds = [rustix::event::PollFd::new(
+                        pidfd,
+                        rustix::event::PollFlags::IN,
+                    )];
+                    let zero = rustix::event::Timespec::default();
+                    if !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(0)) {
+                        return true;
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        return false;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+
+    fn kill(&self) {
+        match self {
+            Process::Bwrap { pgid, .. } => {
+                let _gone = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(*pgid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            Process::Cloned { pidfd, .. } => {
+                let _gone =
+                    rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::KILL);
+            }
+        }
+    }
+
+    /// The pid to show in a debug view.
+    fn pid(&self) -> i32 {
+        match self {
+            Process::Bwrap { pgid, .. } => *pgid,
+            Process::Cloned { pid, .. } => *pid,
+        }
+    }
+}
+
 impl RunSandbox {
-    /// Starts bubblewrap with `mounts` (working folder `cwd`) and its supervisor, and waits for
-    /// the supervisor's first word. Call it from a thread that lives as long as the run (a
-    /// runtime's worker, not a blocking-pool thread): bubblewrap dies with the thread that
-    /// started it (`--die-with-parent`).
-    pub(crate) async fn start(bwrap: &Bwrap, mounts: &Mounts, cwd: &Path) -> io::Result<Self> {
+    /// Makes the run's sandbox with `mounts` (working folder `cwd`) and its supervisor, and
+    /// waits for the supervisor's first word. With bubblewrap, call it from a thread that lives
+    /// as long as the run (a runtime's worker, not a blocking-pool thread): bubblewrap dies with
+    /// the thread that started it (`--die-with-parent`).
+    pub(crate) async fn start(maker: &Maker, mounts: &Mounts, cwd: &Path) -> io::Result<Self> {
         let (ours, theirs) = rustix::net::socketpair(
             rustix::net::AddressFamily::UNIX,
             rustix::net::SocketType::STREAM,
             rustix::net::SocketFlags::CLOEXEC,
             None,
         )?;
-        let mut cmd = tokio::process::Command::new(&bwrap.path);
-        cmd.args(bwrap.args(mounts, cwd))
-            .arg("--")
-            .arg(&bwrap.supervisor)
-            .arg(supervisor::ARG)
-            .env_clear()
-            .stdin(Stdio::from(theirs))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        let spawned = {
-            // An own child while it runs: no reaper of orphans may take its exit status.
-            let mut own = own_children();
-            let spawned = cmd.spawn();
-            if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
-                own.insert(pid as i32);
-            }
-            spawned
-        };
-        drop(cmd);
-        let mut child = spawned
-            .map_err(|e| io::Error::new(e.kind(), format!("failed to start bubblewrap: {e}")))?;
-        let pgid = child.id().map(|p| p as i32);
-        let stderr = child.stderr.take();
         let kept = Arc::new(Mutex::new(Vec::new()));
-        let mut tasks = vec![tokio::spawn(keep_stderr(stderr, kept.clone()))];
+        let (process, mut tasks) = match maker {
+            Maker::Harness { zygote, hide, keep } => {
+                let (read, write) = rustix::pipe::pipe_with(
+                    rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+                )?;
+                let plan = Plan {
+                    hide: hide.clone(),
+                    keep: keep.clone(),
+                    mounts: mounts.clone(),
+                    cwd: cwd.to_path_buf(),
+                };
+                let zygote = zygote.clone();
+                let made = tokio::task::spawn_blocking(move || zygote.make(&plan, theirs, write))
+                    .await
+                    .map_err(io::Error::other)?
+                    .map_err(|e| {
+                        io::Error::new(e.kind(), format!("failed to make the run's sandbox: {e}"))
+                    })?;
+                let stderr = tokio::net::unix::pipe::Receiver::from_owned_fd(read).ok();
+                let process = Process::Cloned {
+                    pid: made.pid,
+                    pidfd: made.pidfd,
+                };
+                (
+                    process,
+                    vec![tokio::spawn(keep_stderr(stderr, kept.clone()))],
+                )
+            }
+            Maker::Bwrap(bwrap) => {
+                let mut child = spawn_bwrap(bwrap, mounts, cwd, theirs)?;
+                let pgid = child.id().map_or(0, |p| p as i32);
+                let stderr = child.stderr.take();
+                let process = Process::Bwrap { child, pgid };
+                (
+                    process,
+                    vec![tokio::spawn(keep_stderr(stderr, kept.clone()))],
+                )
+            }
+        };
 
         let ours = std::os::unix::net::UnixStream::from(ours);
         ours.set_nonblocking(true)?;
@@ -197,32 +295,29 @@ impl RunSandbox {
         tasks.push(tokio::spawn(write_requests(control.clone(), rx)));
         let mut sandbox = RunSandbox {
             control,
-            bwrap: Some(child),
-            pgid,
+            process: Some(process),
             tasks,
         };
         let why = match tokio::time::timeout(START_TIMEOUT, ready_rx).await {
             Ok(Ok(protocol)) if protocol == wire::PROTOCOL => return Ok(sandbox),
             Ok(Ok(other)) => format!(
-                "its supervisor ({}) speaks `{other}`, not `{}`: it is another build of the \
-                 harness; rebuild it",
-                bwrap.supervisor.display(),
+                "its supervisor speaks `{other}`, not `{}`: it is another build of the harness; \
+                 rebuild it",
                 wire::PROTOCOL
             ),
             Ok(Err(_)) => {
-                // Let bubblewrap say why before it is killed.
-                if let Some(child) = sandbox.bwrap.as_mut() {
-                    let _ended =
-                        tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+                // Let the sandbox say why before it is killed.
+                if let Some(process) = sandbox.process.as_mut() {
+                    let _ended = process.ended_within(Duration::from_millis(500)).await;
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let said = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|e| e.into_inner()))
                     .trim()
                     .to_owned();
                 if said.is_empty() {
-                    "bubblewrap or its supervisor ended before it was ready".to_owned()
+                    "it ended before its supervisor was ready".to_owned()
                 } else {
-                    format!("bubblewrap or its supervisor ended before it was ready: {said}")
+                    format!("it ended before its supervisor was ready: {said}")
                 }
             }
             Err(_) => format!("it was not ready within {START_TIMEOUT:?}"),
@@ -290,40 +385,42 @@ impl RunSandbox {
     }
 
     /// Shuts the socket: the supervisor kills everything in the sandbox and exits, and with it
-    /// (PID 1) the namespace; bubblewrap then ends by itself and is waited for, so its children's
-    /// CPU is counted as the harness's children's. Bubblewrap's whole group is killed if it has
-    /// not ended within [`END_GRACE`] (or at once without a runtime to wait in).
+    /// (PID 1) the namespace. Bubblewrap then ends by itself and is waited for, so its
+    /// children's CPU is counted as the harness's children's (a cloned sandbox is the maker's to
+    /// reap). The sandbox's process is killed if it has not ended within [`END_GRACE`] (or at
+    /// once without a runtime to wait in).
     fn shut(&mut self) {
         let _done = rustix::net::shutdown(&self.control.socket, rustix::net::Shutdown::Both);
         self.control.end("the run ended".to_owned());
         for task in self.tasks.drain(..) {
             task.abort();
         }
-        let (Some(mut child), Some(pgid)) = (self.bwrap.take(), self.pgid.take()) else {
+        let Some(mut process) = self.process.take() else {
             return;
         };
-        let kill = move || {
-            let _gone = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+        let unown = |process: &Process| {
+            if let Process::Bwrap { pgid, .. } = process {
+                own_children().remove(pgid);
+            }
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
-                    if tokio::time::timeout(END_GRACE, child.wait()).await.is_err() {
-                        kill();
-                        let _reaped = child.wait().await;
+                    if !process.ended_within(END_GRACE).await {
+                        process.kill();
+                        if let Process::Bwrap { child, .. } = &mut process {
+                            let _reaped = child.wait().await;
+                        }
                     }
-                    own_children().remove(&pgid);
+                    unown(&process);
                     super::process::reap_now_and_then();
                 });
             }
             Err(_) => {
-                kill();
-                // Killed and handed to tokio's reaper: no longer an own child.
-                drop(child);
-                own_children().remove(&pgid);
+                process.kill();
+                // Killed and handed to tokio's reaper (or the maker's): no longer an own child.
+                unown(&process);
+                drop(process);
             }
         }
     }
@@ -332,7 +429,7 @@ impl RunSandbox {
 impl std::fmt::Debug for RunSandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunSandbox")
-            .field("bubblewrap_group", &self.pgid)
+            .field("pid", &self.process.as_ref().map(Process::pid))
             .finish_non_exhaustive()
     }
 }
@@ -478,8 +575,41 @@ async fn read_replies(control: Arc<Control>, ready: oneshot::Sender<String>) {
     control.end(why);
 }
 
-/// Keeps the start of bubblewrap's stderr (its reason when it fails), reading it to the end.
-async fn keep_stderr(stderr: Option<tokio::process::ChildStderr>, kept: Arc<Mutex<Vec<u8>>>) {
+/// Starts bubblewrap with `mounts` and the supervisor speaking on `socket`.
+fn spawn_bwrap(
+    bwrap: &Bwrap,
+    mounts: &Mounts,
+    cwd: &Path,
+    socket: OwnedFd,
+) -> io::Result<tokio::process::Child> {
+    let mut cmd = tokio::process::Command::new(&bwrap.path);
+    cmd.args(bwrap.args(mounts, cwd))
+        .arg("--")
+        .arg(&bwrap.supervisor)
+        .arg(supervisor::ARG)
+        .env_clear()
+        .stdin(Stdio::from(socket))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let spawned = {
+        // An own child while it runs: no reaper of orphans may take its exit status.
+        let mut own = own_children();
+        let spawned = cmd.spawn();
+        if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
+            own.insert(pid as i32);
+        }
+        spawned
+    };
+    spawned.map_err(|e| io::Error::new(e.kind(), format!("failed to start bubblewrap: {e}")))
+}
+
+/// Keeps the start of the sandbox's stderr (its reason when it fails), reading it to the end.
+async fn keep_stderr<R: tokio::io::AsyncRead + Unpin>(
+    stderr: Option<R>,
+    kept: Arc<Mutex<Vec<u8>>>,
+) {
     let Some(mut stderr) = stderr else {
         return;
     };

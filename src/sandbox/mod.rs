@@ -35,11 +35,14 @@ pub mod stale;
 pub mod supervisor;
 pub mod user;
 pub mod wire;
+pub mod zygote;
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use isolated::Maker;
 
 pub use beneath::How;
 pub use bwrap::CommandSpec;
@@ -78,18 +81,34 @@ impl fmt::Display for Tier {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     tier: Tier,
-    bwrap: Option<Arc<bwrap::Bwrap>>,
+    /// What makes each run's sandbox under `isolated`.
+    maker: Option<Arc<Maker>>,
     notice: Option<String>,
     tags: Arc<process::Tags>,
     /// The user commands run as when not the harness's own (a root harness outside `isolated`).
     user: Option<Arc<user::CommandUser>>,
 }
 
+/// The variable that picks the maker of run sandboxes: `bwrap` for bubblewrap; anything else
+/// (or nothing) for the harness's own, with bubblewrap where that cannot work.
+pub const MAKER_VAR: &str = "HARNESS_SANDBOX_MAKER";
+
 impl Sandbox {
     /// The sandbox for `requested` (`None`: the default, `isolated` where bubblewrap works).
     /// `isolated` falls back to `workspace` when bubblewrap is missing or cannot create its
     /// namespaces here; [`Sandbox::notice`] then says why and how to fix it.
     pub fn detect(requested: Option<Tier>) -> Sandbox {
+        let bwrap = std::env::var_os(MAKER_VAR).is_some_and(|v| v == "bwrap");
+        Sandbox::detect_with(requested, bwrap)
+    }
+
+    /// [`Sandbox::detect`] with bubblewrap as the maker of run sandboxes, as
+    /// `HARNESS_SANDBOX_MAKER=bwrap` asks (so the two makers' sandboxes can be compared).
+    pub fn detect_with_bwrap(requested: Option<Tier>) -> Sandbox {
+        Sandbox::detect_with(requested, true)
+    }
+
+    fn detect_with(requested: Option<Tier>, bwrap: bool) -> Sandbox {
         let wanted = requested.unwrap_or(Tier::Isolated);
         if wanted == Tier::None {
             return Sandbox::none();
@@ -107,10 +126,10 @@ impl Sandbox {
         if wanted != Tier::Isolated {
             return Sandbox::without_bwrap(wanted);
         }
-        match probe_bwrap() {
-            Ok(bwrap) => Sandbox {
+        match pick_maker(bwrap) {
+            Ok(maker) => Sandbox {
                 tier: Tier::Isolated,
-                bwrap: Some(Arc::new(bwrap)),
+                maker: Some(Arc::new(maker)),
                 notice: None,
                 tags: Arc::new(process::Tags::new()),
                 user: None,
@@ -136,7 +155,7 @@ impl Sandbox {
             } else {
                 tier
             },
-            bwrap: None,
+            maker: None,
             notice: None,
             tags: Arc::new(process::Tags::new()),
             user: None,
@@ -149,7 +168,7 @@ impl Sandbox {
     /// folders are then handed to that user; toolchain folders it cannot reach are named in the
     /// notice, with what to do.
     pub fn with_unprivileged_commands(mut self) -> Sandbox {
-        if self.bwrap.is_some() || !rustix::process::geteuid().is_root() {
+        if self.maker.is_some() || !rustix::process::geteuid().is_root() {
             return self;
         }
         let user = user::CommandUser::nobody();
@@ -202,6 +221,14 @@ impl Sandbox {
     /// Pi's behaviour: nothing confined (commands are still cleaned up and capped).
     pub fn none() -> Sandbox {
         Sandbox::without_bwrap(Tier::None)
+    }
+
+    /// What makes the run sandboxes under `isolated`: `harness` (its own) or `bubblewrap`.
+    pub fn maker(&self) -> Option<&'static str> {
+        self.maker.as_deref().map(|m| match m {
+            Maker::Harness { .. } => "harness",
+            Maker::Bwrap(_) => "bubblewrap",
+        })
     }
 
     /// The tier actually in force.
@@ -370,7 +397,7 @@ impl Jail {
 
     /// Whether `TMPDIR` should be `/tmp` (isolated: the run's tmp folder is mounted there).
     pub fn tmp_is_private(&self) -> bool {
-        self.sandbox.bwrap.is_some()
+        self.sandbox.maker.is_some()
     }
 
     /// `Ok` when a file tool may use `abs`: always under `none`; otherwise only if it resolves
@@ -532,7 +559,7 @@ impl Jail {
         if let Err(e) = &self.handed {
             return Err(io::Error::new(e.kind(), e.to_string()));
         }
-        if self.sandbox.bwrap.is_none() {
+        if self.sandbox.maker.is_none() {
             return spawned::spawn(spec, &self.sandbox.tags, self.sandbox.user.as_deref());
         }
         let run = self.run_sandbox().await?;
@@ -544,7 +571,7 @@ impl Jail {
     /// Starts the run's sandbox now, in the background, under `isolated` (so that it is ready
     /// by the first command); nothing otherwise. Needs a tokio runtime.
     pub fn prepare(&self) {
-        if self.sandbox.bwrap.is_some() {
+        if self.sandbox.maker.is_some() {
             let jail = self.clone();
             tokio::spawn(async move {
                 let _started = jail.run_sandbox().await;
@@ -554,7 +581,7 @@ impl Jail {
 
     /// The run's sandbox, started on first use.
     async fn run_sandbox(&self) -> io::Result<Arc<isolated::RunSandbox>> {
-        let Some(bwrap) = self.sandbox.bwrap.as_deref() else {
+        let Some(maker) = self.sandbox.maker.as_deref() else {
             return Err(io::Error::other("no sandbox under this tier"));
         };
         let cwd = self
@@ -564,7 +591,7 @@ impl Jail {
             .unwrap_or_else(|| PathBuf::from("/"));
         self.run
             .get_or_init(|| async {
-                isolated::RunSandbox::start(bwrap, &self.mounts, &cwd)
+                isolated::RunSandbox::start(maker, &self.mounts, &cwd)
                     .await
                     .map(Arc::new)
                     .map_err(|e| e.to_string())
@@ -626,9 +653,37 @@ impl Scratch {
     }
 }
 
+/// The maker of run sandboxes: the harness's own where it can make namespaces (unless
+/// [`MAKER_VAR`] asks for bubblewrap), else bubblewrap; the error says why neither works.
+fn pick_maker(bwrap: bool) -> Result<Maker, String> {
+    let supervisor = supervisor_binary().ok_or_else(|| {
+        "sandbox: the harness binary, which makes and supervises each run's sandbox, was not \
+         found (the library is used from another program); run the `harness` binary"
+            .to_owned()
+    })?;
+    let own = if bwrap {
+        Err(format!("{MAKER_VAR}=bwrap asks for bubblewrap"))
+    } else {
+        let (hide, keep) = (hidden_home(), kept_under_home());
+        let probe = bwrap::Plan {
+            hide: hide.clone(),
+            keep: keep.clone(),
+            mounts: bwrap::Mounts::default(),
+            cwd: PathBuf::from("/"),
+        };
+        zygote::shared(&supervisor, &probe).map(|zygote| Maker::Harness { zygote, hide, keep })
+    };
+    match own {
+        Ok(maker) => Ok(maker),
+        Err(own_why) => probe_bwrap(supervisor)
+            .map(Maker::Bwrap)
+            .map_err(|why| format!("sandbox: {own_why}, and {why}")),
+    }
+}
+
 /// Finds bubblewrap and checks that it can make a sandbox here; the error says why not and how
 /// to fix it.
-fn probe_bwrap() -> Result<bwrap::Bwrap, String> {
+fn probe_bwrap(supervisor: PathBuf) -> Result<bwrap::Bwrap, String> {
     let path = std::env::var_os("PATH")
         .and_then(|p| {
             std::env::split_paths(&p)
@@ -636,16 +691,11 @@ fn probe_bwrap() -> Result<bwrap::Bwrap, String> {
                 .find(|c| c.is_file())
         })
         .ok_or_else(|| {
-            "sandbox: bubblewrap (`bwrap`) is not installed, so commands cannot be isolated \
+            "bubblewrap (`bwrap`) is not installed, so commands cannot be isolated \
              (install it: `apt-get install bubblewrap`, `dnf install bubblewrap` or \
              `pacman -S bubblewrap`)"
                 .to_owned()
         })?;
-    let supervisor = supervisor_binary().ok_or_else(|| {
-        "sandbox: the harness binary, which supervises each run's sandbox, was not found (the \
-         library is used from another program); run the `harness` binary"
-            .to_owned()
-    })?;
     let bwrap = bwrap::Bwrap {
         path,
         supervisor,
@@ -662,12 +712,12 @@ fn probe_bwrap() -> Result<bwrap::Bwrap, String> {
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("sandbox: bubblewrap could not be started: {e}"))?;
+        .map_err(|e| format!("bubblewrap could not be started: {e}"))?;
     drop(own);
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         return Err(format!(
-            "sandbox: bubblewrap cannot create its namespaces here ({why}); allow unprivileged \
+            "bubblewrap cannot create its namespaces here ({why}); allow unprivileged \
              user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or an AppArmor \
              profile for bwrap) or run where that is allowed"
         ));

@@ -1,6 +1,8 @@
-//! The supervisor of a run's sandbox: the harness binary itself, started by bubblewrap as the
-//! first process (PID 1) of the run's sandbox (`harness __sandbox-supervisor`), speaking
-//! [`super::wire`] on its standard input, a Unix socket to the harness.
+//! The supervisor of a run's sandbox: the first process (PID 1) of the run's sandbox, speaking
+//! [`super::wire`] on its standard input, a Unix socket to the harness. It is the harness's
+//! sandbox maker's clone ([`super::zygote`], [`serve_here`]), or, where the harness cannot make
+//! namespaces itself, the harness binary started by bubblewrap (`harness
+//! __sandbox-supervisor`).
 //!
 //! It spawns each command the harness asks for (`shell -c script`, its own process group, the
 //! two output descriptors the harness sent as its stdout and stderr, `/dev/null` as stdin, the
@@ -101,13 +103,25 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The supervisor's life in a sandbox the harness made itself ([`super::zygote`], a clone of
+/// the sandbox maker): the exit code.
+pub(crate) fn serve_here() -> i32 {
+    match serve() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("harness sandbox supervisor: {e}");
+            1
+        }
+    }
+}
+
 fn serve() -> io::Result<()> {
     // Everything it may kill is in its own PID namespace only because it is that namespace's
     // PID 1: started any other way (by hand, on the host), it must do nothing at all.
     if std::process::id() != 1 {
         return Err(io::Error::other(
             "refusing to run: the supervisor only runs as PID 1 of a run's sandbox, started by \
-             the harness through bubblewrap",
+             the harness",
         ));
     }
     let _ = nix::sys::prctl::set_dumpable(false);

@@ -564,6 +564,96 @@ async fn bash_cannot_escape_under_isolated() {
     drop(listener);
 }
 
+/// What a command sees of its sandbox, one fact per line: ids and capabilities, `/dev`, the
+/// network, which places it can write, what of `/run` and the host's home it sees, the mount
+/// flags of `/`, `/tmp` and `/dev/null`, its session.
+fn sandbox_facts(host_home: &str) -> String {
+    format!(
+        r#"echo "ids $(id -u) $(id -g) $(id -G)"; echo "map $(tr -s ' ' < /proc/self/uid_map)"
+grep -E 'Cap|NoNewPrivs|Seccomp' /proc/self/status | tr -s '\t ' ' '
+echo "dev $(ls -A /dev | sort | tr '\n' ' ')"
+echo "net $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+for p in / /etc /usr {host_home} /tmp "$PWD" /run /dev /dev/shm /proc/sys; do
+  touch "$p/.probe" 2>/dev/null && {{ echo "$p writable"; rm -f "$p/.probe"; }} || echo "$p read-only"
+done
+echo "run $(ls -A /run | wc -l) home $(ls -A {host_home} | sort | tr '\n' ' ')"
+(exec 3<>/dev/tcp/127.0.0.1/9) 2>&1 | sed 's/.*: //'
+echo "root $(awk '$5=="/"{{print $6}}' /proc/self/mountinfo)"
+echo "tmp $(awk '$5=="/tmp"{{print $6}}' /proc/self/mountinfo)"
+echo "null $(awk '$5=="/dev/null"{{print $6}}' /proc/self/mountinfo)"
+echo "session $(ps -o sid= -p $$ | tr -d ' ') pid1 $(tr '\0' ' ' < /proc/1/cmdline | grep -c __sandbox-)"
+"#
+    )
+}
+
+#[tokio::test]
+async fn the_harness_makes_the_sandbox_bubblewrap_makes() {
+    let Some(own) = isolated_or_skip("the_harness_makes_the_sandbox_bubblewrap_makes") else {
+        return;
+    };
+    if own.maker() != Some("harness") {
+        super::browser::skip(
+            "HARNESS_REQUIRE_SANDBOX",
+            &format!(
+                "the_harness_makes_the_sandbox_bubblewrap_makes: the harness cannot make its own \
+                 sandboxes here: {}",
+                own.notice().unwrap_or("bubblewrap makes them")
+            ),
+        );
+        return;
+    }
+    let bwrap = Sandbox::detect_with_bwrap(Some(Tier::Isolated));
+    if bwrap.maker() != Some("bubblewrap") {
+        super::browser::skip(
+            "HARNESS_REQUIRE_SANDBOX",
+            &format!(
+                "the_harness_makes_the_sandbox_bubblewrap_makes: no bubblewrap to compare with: {}",
+                bwrap.notice().unwrap_or("no reason given")
+            ),
+        );
+        return;
+    }
+    let host_home = std::env::var("HOME").unwrap_or_else(|_| "/root".to_owned());
+    let facts = sandbox_facts(&host_home);
+    let mut seen = Vec::new();
+    for sandbox in [&own, &bwrap] {
+        let (_dir, ws, _outside) = workspace_and_outside();
+        let scratch = Scratch::new().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let result = call(&ctx, "bash", json!({"command": facts})).await;
+        assert!(!result.is_error, "{}", text(&result));
+        seen.push(text(&result).replace(&ws.display().to_string(), "WORKSPACE"));
+    }
+    pretty_assertions::assert_eq!(seen[0], seen[1], "the harness's sandbox, then bubblewrap's");
+    // The facts say what they should, so the comparison compares something.
+    let own_facts = &seen[0];
+    for expected in [
+        "CapEff: 0000000000000000",
+        "CapBnd: 0000000000000000",
+        "NoNewPrivs: 1",
+        "net lo ",
+        "/ read-only",
+        "/etc read-only",
+        "WORKSPACE writable",
+        "/tmp writable",
+        "/proc/sys read-only",
+        "Connection refused",
+        "root ro,nosuid,nodev",
+        "session 1 pid1 1",
+    ] {
+        assert!(
+            own_facts.contains(expected),
+            "{expected:?} in:\n{own_facts}"
+        );
+    }
+    assert!(
+        own_facts.contains(
+            "dev core fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+        ),
+        "{own_facts}"
+    );
+}
+
 // ------------------------------------------------------------------------------------------------
 // Point 3: no process outlives its call or its run
 // ------------------------------------------------------------------------------------------------

@@ -1,0 +1,451 @@
+//! The maker of the `isolated` tier's run sandboxes: the harness binary started once per
+//! harness (`harness __sandbox-zygote`), small and single-threaded, which clones each run's
+//! sandbox from itself into new namespaces (`sandbox_ns`, the one crate of unsafe code, in
+//! `crates/sandbox-ns`) and lets the clone become
+//! the run's [`super::supervisor`]. No program is started per run: bubblewrap started once per
+//! run cost more CPU than the run's commands (`benches/README.md`, `sandbox_overhead`).
+//!
+//! The harness speaks to it over a Unix socket, one request at a time, in [`super::wire`]'s
+//! frames: `make` (the run's mount plan, with the supervisor's end of the run's socket and the
+//! write end of a pipe for the sandbox's stderr) is answered `made` (the pid of the sandbox's
+//! first process and a pidfd of it, to wait for and kill it) or `failed`.
+//!
+//! Lifetimes: it dies with the harness (a parent-death signal, and the end of its socket), and
+//! each sandbox dies with it (the same signal: PID 1 gone, the kernel kills the rest of the
+//! namespace). It reaps the sandboxes, so their CPU is its children's, and the harness reaps it
+//! at [`shutdown`], so all of it is the harness's children's.
+//!
+//! Depends on the sandbox's wire, bwrap (the mount plan), supervisor and process modules.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::process::{ExitCode, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use sandbox_ns::{Ids, Layout};
+
+use super::bwrap::Plan;
+use super::process::own_children;
+use super::wire::{self, Reply};
+
+/// The argument that starts the binary as the sandbox maker.
+pub const ARG: &str = "__sandbox-zygote";
+
+/// How long a probe's sandbox may take to say it is ready.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long [`shutdown`] waits for the maker to end.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum Ask {
+    /// Make a sandbox of `plan`; the frame carries the supervisor's socket and its stderr.
+    Make { plan: Plan },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum Answer {
+    /// Made: its first process is `pid`; the frame carries a pidfd of it.
+    Made {
+        pid: i32,
+    },
+    Failed {
+        message: String,
+    },
+}
+
+/// A sandbox just made: its first process, and a pidfd to wait for it and kill it.
+pub(crate) struct Made {
+    pub(crate) pid: i32,
+    pub(crate) pidfd: OwnedFd,
+}
+
+struct Conn {
+    socket: OwnedFd,
+    reader: wire::Reader,
+}
+
+/// The harness's end of its sandbox maker.
+pub(crate) struct Zygote {
+    conn: Mutex<Conn>,
+    pid: i32,
+    waiter: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Zygote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Zygote").field("pid", &self.pid).finish()
+    }
+}
+
+/// The maker of this process, started and probed on first use, or why it cannot be had.
+static SHARED: OnceLock<Result<Arc<Zygote>, String>> = OnceLock::new();
+
+/// The sandbox maker of this process (the harness binary at `binary`), started on first use and
+/// proven by making one sandbox of `probe` whose supervisor says it is ready.
+pub(crate) fn shared(binary: &Path, probe: &Plan) -> Result<Arc<Zygote>, String> {
+    SHARED
+        .get_or_init(|| {
+            let zygote = Zygote::start(binary).map_err(|e| {
+                format!(
+                    "failed to start the sandbox maker ({}): {e}",
+                    binary.display()
+                )
+            })?;
+            zygote.probe(probe)?;
+            Ok(Arc::new(zygote))
+        })
+        .clone()
+}
+
+/// Ends the sandbox maker, if one was started, and waits for it (its sandboxes end with it):
+/// for the end of the harness.
+pub fn shutdown() {
+    if let Some(Ok(zygote)) = SHARED.get() {
+        zygote.shut();
+    }
+}
+
+impl Zygote {
+    /// Starts `binary` as a sandbox maker, from a thread of its own that waits for it (the
+    /// maker's parent-death signal follows that thread, which lives exactly as long).
+    fn start(binary: &Path) -> io::Result<Zygote> {
+        let (ours, theirs) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let binary = binary.to_path_buf();
+        let waiter = std::thread::Builder::new()
+            .name("sandbox-maker".to_owned())
+            .spawn(move || {
+                let mut cmd = std::process::Command::new(&binary);
+                cmd.arg(ARG)
+                    .env_clear()
+                    .stdin(Stdio::from(theirs))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                sandbox_ns::die_with_parent(&mut cmd);
+                let spawned = {
+                    // An own child for its whole life: no reaper of orphans may take it.
+                    let mut own = own_children();
+                    let spawned = cmd.spawn();
+                    if let Ok(child) = &spawned {
+                        own.insert(child.id() as i32);
+                    }
+                    spawned
+                };
+                drop(cmd);
+                match spawned {
+                    Ok(mut child) => {
+                        let pid = child.id() as i32;
+                        let _ = tx.send(Ok(pid));
+                        let _ended = child.wait();
+                        own_children().remove(&pid);
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                    }
+                }
+            })?;
+        let pid = rx
+            .recv()
+            .map_err(|_| io::Error::other("the sandbox maker's thread ended"))??;
+        Ok(Zygote {
+            conn: Mutex::new(Conn {
+                socket: ours,
+                reader: wire::Reader::default(),
+            }),
+            pid,
+            waiter: Mutex::new(Some(waiter)),
+        })
+    }
+
+    /// Makes a sandbox of `plan` whose supervisor speaks on `supervisor` and writes its errors
+    /// to `stderr`. Blocks for the clone (about a millisecond).
+    pub(crate) fn make(
+        &self,
+        plan: &Plan,
+        supervisor: OwnedFd,
+        stderr: OwnedFd,
+    ) -> io::Result<Made> {
+        let gone = |why: String| {
+            io::Error::other(format!(
+                "the sandbox maker (pid {}) {why}; rerun the suite",
+                self.pid
+            ))
+        };
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = wire::frame(&Ask::Make { plan: plan.clone() });
+        let mut sent = wire::send_with_fds(
+            conn.socket.as_fd(),
+            &bytes,
+            &[supervisor.as_fd(), stderr.as_fd()],
+        )
+        .map_err(|e| gone(format!("could not be written to: {e}")))?;
+        drop((supervisor, stderr));
+        while sent < bytes.len() {
+            sent += rustix::net::send(
+                &conn.socket,
+                &bytes[sent..],
+                rustix::net::SendFlags::NOSIGNAL,
+            )
+            .map_err(|e| gone(format!("could not be written to: {e}")))?;
+        }
+        let answer = loop {
+            if let Some(answer) = conn.reader.next_frame::<Answer>()? {
+                break answer;
+            }
+            let Conn { socket, reader } = &mut *conn;
+            match reader.fill(socket.as_fd()) {
+                Ok(0) => return Err(gone("ended".to_owned())),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(gone(format!("could not be read from: {e}"))),
+            }
+        };
+        match answer {
+            Answer::Made { pid } => {
+                let pidfd = conn
+                    .reader
+                    .take_fd()
+                    .ok_or_else(|| gone("sent no pidfd".to_owned()))?;
+                Ok(Made { pid, pidfd })
+            }
+            Answer::Failed { message } => Err(io::Error::other(message)),
+        }
+    }
+
+    /// Makes one sandbox of `plan` and waits for its supervisor's first word: whether the
+    /// harness can make sandboxes here, and if not, the sandbox's own account of why.
+    fn probe(&self, plan: &Plan) -> Result<(), String> {
+        let why =
+            |e: &dyn std::fmt::Display| format!("the harness cannot make a sandbox here: {e}");
+        let (ours, theirs) = rustix::net::socketpair(
+            rustix::net::AddressFamily::UNIX,
+            rustix::net::SocketType::STREAM,
+            rustix::net::SocketFlags::CLOEXEC,
+            None,
+        )
+        .map_err(|e| why(&e))?;
+        let (read, write) =
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| why(&e))?;
+        let made = self.make(plan, theirs, write).map_err(|e| why(&e))?;
+        let deadline = Instant::now() + PROBE_TIMEOUT;
+        let mut reader = wire::Reader::default();
+        let said = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !readable(ours.as_fd(), left) {
+                let _ =
+                    rustix::process::pidfd_send_signal(&made.pidfd, rustix::process::Signal::KILL);
+                return Err(why(&format!(
+                    "its sandbox was not ready within {PROBE_TIMEOUT:?}"
+                )));
+            }
+            match reader.fill(ours.as_fd()) {
+                Ok(0) | Err(_) => {
+                    let mut text = Vec::new();
+                    let _ = io::Read::read_to_end(&mut std::fs::File::from(read), &mut text);
+                    let text = String::from_utf8_lossy(&text).trim().to_owned();
+                    return Err(why(&if text.is_empty() {
+                        "its sandbox ended before it was ready".to_owned()
+                    } else {
+                        text
+                    }));
+                }
+                Ok(_) => {}
+            }
+            if let Ok(Some(reply)) = reader.next_frame::<Reply>() {
+                break reply;
+            }
+        };
+        match said {
+            Reply::Ready { protocol } if protocol == wire::PROTOCOL => Ok(()),
+            other => Err(why(&format!("its sandbox said {other:?} first"))),
+        }
+    }
+
+    /// Closes the socket (the maker kills its sandboxes, reaps them and exits) and waits for it
+    /// to be reaped.
+    fn shut(&self) {
+        {
+            let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = rustix::net::shutdown(&conn.socket, rustix::net::Shutdown::Both);
+        }
+        let Some(waiter) = self.waiter.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while !waiter.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if waiter.is_finished() {
+            let _ = waiter.join();
+        } else {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// Whether `fd` becomes readable (or hung up) within `timeout`.
+fn readable(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
+    let mut fds = [rustix::event::PollFd::new(
+        &fd,
+        rustix::event::PollFlags::IN,
+    )];
+    let timeout = rustix::event::Timespec::try_from(timeout).ok();
+    loop {
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
+            Ok(n) => return n > 0,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Whether this process was started as the sandbox maker (its first argument is [`ARG`]).
+pub fn requested() -> bool {
+    std::env::args_os().nth(1).is_some_and(|a| a == ARG)
+}
+
+/// The maker's whole life; the binary calls it (and nothing else) when [`requested`].
+pub fn main() -> ExitCode {
+    match serve() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("harness sandbox maker: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve() -> io::Result<()> {
+    // Out of the harness's session (no terminal), unreadable by anything of the same user.
+    let _ = rustix::process::setsid();
+    let _ = nix::sys::prctl::set_dumpable(false);
+    let socket = io::stdin().as_fd().try_clone_to_owned()?;
+    {
+        let null = std::fs::File::open("/dev/null")?;
+        nix::unistd::dup2(null.as_raw_fd(), 0)?;
+    }
+    let ids = Ids::current();
+    let mut reader = wire::Reader::default();
+    let mut sandboxes: Vec<i32> = Vec::new();
+    loop {
+        if readable(socket.as_fd(), Duration::from_secs(1)) {
+            match reader.fill(socket.as_fd()) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+            while let Some(Ask::Make { plan }) = reader.next_frame::<Ask>()? {
+                let answer = match (reader.take_fd(), reader.take_fd()) {
+                    (Some(supervisor), Some(stderr)) => {
+                        clone_sandbox(&plan, ids, supervisor, stderr)
+                    }
+                    _ => Err("the sandbox's descriptors did not arrive".to_owned()),
+                };
+                let (answer, fds) = match answer {
+                    Ok((pid, pidfd)) => {
+                        sandboxes.push(pid);
+                        (Answer::Made { pid }, vec![pidfd])
+                    }
+                    Err(message) => (Answer::Failed { message }, Vec::new()),
+                };
+                let bytes = wire::frame(&answer);
+                let fds: Vec<_> = fds.iter().map(AsFd::as_fd).collect();
+                let mut sent = wire::send_with_fds(socket.as_fd(), &bytes, &fds)?;
+                while sent < bytes.len() {
+                    sent += rustix::net::send(
+                        &socket,
+                        &bytes[sent..],
+                        rustix::net::SendFlags::NOSIGNAL,
+                    )?;
+                }
+            }
+        }
+        reap(&mut sandboxes, false);
+    }
+    // The harness is gone or done: no sandbox outlives it.
+    for pid in &sandboxes {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    reap(&mut sandboxes, true);
+    Ok(())
+}
+
+/// Reaps the sandboxes that ended (`all`: waits for every one).
+fn reap(sandboxes: &mut Vec<i32>, all: bool) {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    sandboxes.retain(|pid| {
+        let flags = (!all).then_some(WaitPidFlag::WNOHANG);
+        !matches!(
+            waitpid(nix::unistd::Pid::from_raw(*pid), flags),
+            Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) | Err(_)
+        )
+    });
+}
+
+/// Clones a sandbox of `plan`: the pid of its first process and a pidfd of it.
+fn clone_sandbox(
+    plan: &Plan,
+    ids: Ids,
+    supervisor: OwnedFd,
+    stderr: OwnedFd,
+) -> Result<(i32, OwnedFd), String> {
+    let null = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| format!("failed to open /dev/null: {e}"))?;
+    let layout = layout(plan);
+    let pid = sandbox_ns::clone_sandbox([supervisor, null.into(), stderr], || {
+        if let Err(message) = sandbox_ns::enter(&layout, ids) {
+            eprintln!("harness sandbox: {message}");
+            return 1;
+        }
+        super::supervisor::serve_here()
+    })
+    .map_err(|e| format!("failed to create the run's namespaces: {e}"))?;
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_raw(pid).expect("a child's pid is positive"),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .map_err(|e| {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        format!("failed to open a pidfd of the run's sandbox: {e}")
+    })?;
+    Ok((pid, pidfd))
+}
+
+/// The mounts of `plan` as the sandbox builder takes them (bubblewrap's order).
+fn layout(plan: &Plan) -> Layout {
+    let m = &plan.mounts;
+    Layout {
+        hide: plan.hide.clone(),
+        keep: plan.keep.clone(),
+        tmp: m.tmp.clone(),
+        writable: [&m.root, &m.home].into_iter().flatten().cloned().collect(),
+        readable: m.logs.iter().cloned().collect(),
+        readable_if_there: m.reads.clone(),
+        cwd: plan.cwd.clone(),
+    }
+}
