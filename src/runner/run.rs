@@ -97,10 +97,7 @@ pub(super) async fn run_one(
     jail.prepare();
     // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
     let redactor = options.redactor.with(spec.api_key.iter());
-    let rules = match state.compare_rules(&run.task) {
-        Ok(rules) => rules,
-        Err(e) => return errored(run, ErrorKind::Setup, e),
-    };
+    let rules = || state.compare_rules(&run.task);
     let session = if oracle::is_oracle(&run.model.provider) {
         match oracle::OracleProvider::for_model(spec.clone(), task.solution.as_ref()) {
             Ok(oracle) => Session::InProcess(Arc::new(oracle)),

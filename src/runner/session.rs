@@ -73,14 +73,15 @@ pub(super) fn path_map(workspace: &Path, scratch: &Scratch, placeholder: &str) -
 }
 
 impl Session {
-    /// The session for `plan`. `rules` apply at compare time; `api_key` is scanned for before a
+    /// The session for `plan`. `rules` apply at compare time (made only for a replay: compiling
+    /// them is most of a live run's setup); `api_key` is scanned for before a
     /// cassette is written; `shared` is the suite's one HTTP client, made by the first run that
     /// goes live (its connection pool serves every run: no handshake per run).
     pub(super) fn open(
         plan: CassettePlan,
         run: &PlannedRun,
         options: &RunOptions,
-        rules: Rules,
+        rules: impl Fn() -> Result<Rules, String>,
         (workspace, scratch): (&Path, &Scratch),
         api_key: &Option<String>,
         shared: &OnceLock<Arc<LiveTransport>>,
@@ -95,6 +96,7 @@ impl Session {
             Ok(shared.get_or_init(|| made).clone())
         };
         let replay = |policy| -> Result<Player, OpenError> {
+            let rules = rules().map_err(|e| (ErrorKind::Setup, e))?;
             let cassette = Cassette::load(&run.cassette).map_err(|e| {
                 let e = match e {
                     // The file name only hints at the ids; the hint should name the real ones and
@@ -134,7 +136,7 @@ impl Session {
                 &cassette.header.workspace_placeholder.clone(),
             );
             Ok(
-                Player::from_cassette(cassette, &run.cassette, rules.clone(), paths)
+                Player::from_cassette(cassette, &run.cassette, rules, paths)
                     .with_policy(policy),
             )
         };

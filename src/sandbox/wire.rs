@@ -107,17 +107,25 @@ pub fn send_with_fds(
 pub struct Reader {
     buf: Vec<u8>,
     fds: VecDeque<OwnedFd>,
+    /// What each read lands in: made (and zeroed) once, not at every read.
+    chunk: Vec<u8>,
 }
+
+/// The most one read takes.
+const CHUNK: usize = 64 * 1024;
 
 impl Reader {
     /// Reads once from `socket` (which may be non-blocking): how many bytes came (0 at the end).
     pub fn fill(&mut self, socket: BorrowedFd<'_>) -> io::Result<usize> {
-        let mut chunk = [0u8; 64 * 1024];
+        if self.chunk.is_empty() {
+            self.chunk = vec![0; CHUNK];
+        }
+        let chunk = &mut self.chunk;
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
         let mut ancillary = RecvAncillaryBuffer::new(&mut space);
         let got = rustix::net::recvmsg(
             socket,
-            &mut [io::IoSliceMut::new(&mut chunk)],
+            &mut [io::IoSliceMut::new(chunk)],
             &mut ancillary,
             RecvFlags::CMSG_CLOEXEC,
         )?;
