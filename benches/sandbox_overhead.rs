@@ -5,7 +5,9 @@
 //!
 //! The harness is the real binary (`CARGO_BIN_EXE_harness`, the release build under `cargo
 //! bench`), run live against the instant local model server (`testkit::load_server`), once per
-//! tier (`--tiers isolated,workspace,none`), and once more per tier for every `--before PATH`
+//! tier (`--tiers isolated,isolated:bwrap,workspace,none`; `isolated:bwrap` is `isolated` with
+//! bubblewrap making each run's sandbox, `HARNESS_SANDBOX_MAKER=bwrap`, as before the harness
+//! made them itself), and once more per tier for every `--before PATH`
 //! (an older build, to compare). The bare shell runs, per sample, the same `bash -c COMMAND`
 //! `--calls` times and `bash -c true` (the check) in a fresh copy of the fixture, `--jobs`
 //! samples at a time.
@@ -83,7 +85,7 @@ fn main() {
     let jobs: usize = arg("--jobs").map_or(2, |n| n.parse().expect("--jobs N"));
     let rounds: usize = arg("--rounds").map_or(3, |n| n.parse().expect("--rounds N"));
     let tiers: Vec<String> = arg("--tiers")
-        .unwrap_or_else(|| "isolated,workspace,none".to_owned())
+        .unwrap_or_else(|| "isolated,isolated:bwrap,workspace,none".to_owned())
         .split(',')
         .map(str::to_owned)
         .collect();
@@ -228,7 +230,7 @@ fn main() {
 /// `bash -c` spawns, each after 5 warm-up calls; prints the median and mean milliseconds per
 /// call, and this process's CPU per call (the tool's own work; the children's apart).
 async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
-    use harness::sandbox::{Sandbox, Scratch, Tier};
+    use harness::sandbox::{Sandbox, Scratch};
     use harness::tools::{ToolContext, ToolSet, ToolSetSpec};
     let dir = tempfile::tempdir_in(&setup.place).unwrap();
     let ws = dir.path().canonicalize().unwrap().join("work");
@@ -246,13 +248,14 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
             (after.children - before.children) * 1000.0 / times.len() as f64,
         );
     };
-    for tier in tiers {
-        let tier: Tier = match tier.as_str() {
-            "isolated" => Tier::Isolated,
-            "workspace" => Tier::Workspace,
-            _ => Tier::None,
-        };
-        let sandbox = Sandbox::detect(Some(tier)).with_unprivileged_commands();
+    for name in tiers {
+        let (tier, bwrap) = tier_of(name);
+        let sandbox = if bwrap {
+            Sandbox::detect_with_bwrap(Some(tier))
+        } else {
+            Sandbox::detect(Some(tier))
+        }
+        .with_unprivileged_commands();
         let scratch = Scratch::new().unwrap();
         let mut ctx = ToolContext::new(&ws);
         ctx.temp_dir = scratch.logs().to_path_buf();
@@ -273,7 +276,7 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
             }
         }
-        report(sandbox.name(), times, before);
+        report(name, times, before);
     }
     let mut times = Vec::new();
     let mut before = cpu();
@@ -324,6 +327,18 @@ fn load_average() -> String {
         .unwrap_or_default()
 }
 
+/// A `--tiers` name: the tier, and whether bubblewrap makes the sandboxes (`isolated:bwrap`).
+fn tier_of(name: &str) -> (harness::sandbox::Tier, bool) {
+    use harness::sandbox::Tier;
+    match name {
+        "isolated" => (Tier::Isolated, false),
+        "isolated:bwrap" => (Tier::Isolated, true),
+        "workspace" => (Tier::Workspace, false),
+        "none" => (Tier::None, false),
+        other => panic!("--tiers: unknown tier `{other}`"),
+    }
+}
+
 /// One `harness run` of `samples` epochs of the trivial task, `jobs` at a time, under `tier`.
 fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -> Measure {
     let dir = tempfile::tempdir_in(&setup.place).unwrap();
@@ -338,13 +353,17 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
         .arg(format!("http://127.0.0.1:{}/v1", server.addr().port()))
         .args(["--jobs", &setup.jobs.to_string()])
         .args(["--epochs", &setup.samples.to_string()])
-        .args(["--sandbox", tier])
+        .args(["--sandbox", tier_of(tier).0.name()])
         .arg("--cassettes")
         .arg(dir.path().join("cassettes"))
         .arg("--reports")
         .arg(dir.path().join("reports"))
         .arg("--quiet")
         .env("OPENAI_API_KEY", "bench-key-not-secret")
+        .env(
+            harness::sandbox::MAKER_VAR,
+            if tier_of(tier).1 { "bwrap" } else { "harness" },
+        )
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("CI")
         .stdin(Stdio::null())
