@@ -5,12 +5,13 @@
 //!
 //! Tiers ([`Tier`], `--sandbox`):
 //!
-//! * `isolated` (the default wherever bubblewrap and `openat2` work): a run's commands run in
-//!   one bubblewrap sandbox made for the run ([`isolated`], its [`supervisor`] as PID 1) with no
-//!   network, their own PID, mount, IPC, UTS and user namespaces and no capabilities; the file
-//!   system is read-only except the workspace, the run's `HOME` and a private `/tmp`; `/run` and
-//!   the host's home folder are hidden (toolchains under it stay readable); `/proc` shows only
-//!   the sandbox's own processes. The file tools are confined as under `workspace`.
+//! * `isolated` (the default wherever namespaces and `openat2` work): a run's commands run in
+//!   one sandbox made for the run ([`isolated`], its [`supervisor`] as PID 1; the harness's own
+//!   [`zygote`] makes it, or bubblewrap where that cannot work) with no network, their own PID,
+//!   mount, IPC, UTS, cgroup and user namespaces and no capabilities; the file system is
+//!   read-only except the workspace, the run's `HOME` and a private `/tmp`; `/run` and the host's
+//!   home folder are hidden (toolchains under it stay readable); `/proc` shows only the
+//!   sandbox's own processes. The file tools are confined as under `workspace`.
 //! * `workspace`: the file tools open every path beneath the workspace in one step
 //!   ([`beneath`], `openat2`) and refuse those that lead outside; commands are not isolated.
 //! * `none`: Pi's behaviour, nothing confined.
@@ -51,7 +52,8 @@ pub use spawned::Spawned;
 /// How much the agent's commands and tools are confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Tier {
-    /// bubblewrap: no network, own namespaces, only the workspace writable; file tools confined.
+    /// One sandbox per run: no network, own namespaces, only the workspace writable; file tools
+    /// confined.
     Isolated,
     /// File tools confined to the workspace; commands not isolated.
     Workspace,
@@ -76,8 +78,8 @@ impl fmt::Display for Tier {
     }
 }
 
-/// The sandbox of one invocation: the tier in force, bubblewrap when isolating, and the tags of
-/// the processes started under it. Cheap to clone.
+/// The sandbox of one invocation: the tier in force, the maker of run sandboxes when isolating,
+/// and the tags of the processes started under it. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     tier: Tier,
@@ -94,9 +96,9 @@ pub struct Sandbox {
 pub const MAKER_VAR: &str = "HARNESS_SANDBOX_MAKER";
 
 impl Sandbox {
-    /// The sandbox for `requested` (`None`: the default, `isolated` where bubblewrap works).
-    /// `isolated` falls back to `workspace` when bubblewrap is missing or cannot create its
-    /// namespaces here; [`Sandbox::notice`] then says why and how to fix it.
+    /// The sandbox for `requested` (`None`: the default, `isolated` where namespaces can be
+    /// made). `isolated` falls back to `workspace` when neither the harness nor bubblewrap can
+    /// create its namespaces here; [`Sandbox::notice`] then says why and how to fix it.
     pub fn detect(requested: Option<Tier>) -> Sandbox {
         let bwrap = std::env::var_os(MAKER_VAR).is_some_and(|v| v == "bwrap");
         Sandbox::detect_with(requested, bwrap)

@@ -22,9 +22,10 @@ use rustix::net::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Changes whenever a message changes: the supervisor is the harness binary itself, and one of
-/// another build must not be spoken to.
-pub const PROTOCOL: &str = "harness-sandbox-1";
+/// Changes whenever a message changes, the sandbox maker's ([`super::zygote`]) included: the
+/// supervisor and the maker are the harness binary itself, and one of another build must not be
+/// spoken to (a maker's first sandbox says this protocol, or the maker is not used).
+pub const PROTOCOL: &str = "harness-sandbox-2";
 
 /// The largest frame either side accepts (a command's script and environment included).
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
