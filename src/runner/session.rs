@@ -135,10 +135,7 @@ impl Session {
                 scratch,
                 &cassette.header.workspace_placeholder.clone(),
             );
-            Ok(
-                Player::from_cassette(cassette, &run.cassette, rules, paths)
-                    .with_policy(policy),
-            )
+            Ok(Player::from_cassette(cassette, &run.cassette, rules, paths).with_policy(policy))
         };
         // A replay answers from the file alone, so a stream recorded short is the file's fault,
         // said before the run starts (a re-recording goes live there instead, which mends it).
