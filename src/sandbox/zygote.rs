@@ -1,9 +1,9 @@
 //! The maker of the `isolated` tier's run sandboxes: the harness binary started once per
 //! harness (`harness __sandbox-zygote`), small and single-threaded, which clones each run's
 //! sandbox from itself into new namespaces (`sandbox_ns`, the one crate of unsafe code, in
-//! `crates/sandbox-ns`) and lets the clone become
-//! the run's [`super::supervisor`]. No program is started per run: bubblewrap started once per
-//! run cost more CPU than the run's commands (`benches/README.md`, `sandbox_overhead`).
+//! `crates/sandbox-ns`) and lets the clone become the run's [`super::supervisor`]. No program is
+//! started per run: bubblewrap and the supervisor's binary, started for every run, cost a third
+//! of the harness's overhead on a run (`benches/README.md`, `sandbox_overhead`).
 //!
 //! The harness speaks to it over a Unix socket, one request at a time, in [`super::wire`]'s
 //! frames: `make` (the run's mount plan, with the supervisor's end of the run's socket and the

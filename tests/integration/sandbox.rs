@@ -765,6 +765,87 @@ fn a_whole_run_leaves_no_process_behind() {
     }
 }
 
+#[test]
+fn a_killed_harness_takes_its_sandboxes_with_it() {
+    // SIGKILL leaves the harness no time to end anything: the sandbox maker, the run's sandbox
+    // and the command running in it must all die of their parents' deaths.
+    if isolated_or_skip("a_killed_harness_takes_its_sandboxes_with_it").is_none() {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for maker in ["harness", "bwrap"] {
+        let mark = unique_sleep();
+        let script = testkit::parse_script(
+            &format!(
+                "turns:\n  - tool_calls:\n      - name: bash\n        arguments: {{command: 'sleep {mark}'}}\n  - text: done\n"
+            ),
+            "sleeper.yaml",
+        )
+        .unwrap();
+        let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+        let dir = tempfile::tempdir().unwrap();
+        let mut harness = scripted_run(
+            dir.path(),
+            "id: sleeper\nprompt: p\nchecks:\n  - run: 'true'\n",
+            Tier::Isolated,
+            &server.base_url(),
+        )
+        .env(harness::sandbox::MAKER_VAR, maker)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let waited = std::time::Instant::now();
+        while processes_with(&mark).is_empty() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(30),
+                "{maker}: the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The harness's sandbox maker (none when bubblewrap makes the sandboxes).
+        let makers: Vec<String> = processes_with("__sandbox-zygote")
+            .into_iter()
+            .filter(|p| {
+                let pid = p.split(':').next().unwrap_or_default();
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                    stat.rsplit_once(')')
+                        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                        == Some(harness.id().to_string().as_str())
+                })
+            })
+            .collect();
+        assert_eq!(
+            makers.len(),
+            usize::from(maker == "harness"),
+            "{maker}: {makers:?}"
+        );
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(harness.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        harness.wait().unwrap();
+        let killed = std::time::Instant::now();
+        loop {
+            let left = processes_with(&mark);
+            let still: Vec<&String> = makers
+                .iter()
+                .filter(|m| processes_with("__sandbox-zygote").contains(m))
+                .collect();
+            if left.is_empty() && still.is_empty() {
+                break;
+            }
+            assert!(
+                killed.elapsed() < Duration::from_secs(5),
+                "{maker}: left running after the harness was killed: {left:?} {still:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(server);
+    }
+}
+
 /// The zombie children of `pid`, from `/proc/*/stat`.
 fn zombie_children(pid: u32) -> usize {
     let Ok(dir) = std::fs::read_dir("/proc") else {
