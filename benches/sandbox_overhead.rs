@@ -12,7 +12,8 @@
 //! `--calls` times and `bash -c true` (the check) in a fresh copy of the fixture, `--jobs`
 //! samples at a time.
 //!
-//! Measured, each the median of `--rounds` rounds (default 3), every side run in each round:
+//! Measured, each the median of `--rounds` rounds (default 3; 0: the in-process figures only),
+//! every side run in each round:
 //! - wall time of the whole run, and the **overhead per sample**: (harness − shell) / samples;
 //! - the **cost of an extra tool call**: the same with `2 × calls` calls, (its overhead − the
 //!   overhead with `calls`) / (samples × calls);
@@ -22,7 +23,9 @@
 //!
 //! First, in process, the latency of one bash call through the tool set under each tier against
 //! `bash -c` spawned directly (`--micro N` calls each, default 100; 0 skips it): the per-call
-//! cost without the process start, the model or the reports around it.
+//! cost without the process start, the model or the reports around it. Then the same with a new
+//! run sandbox for every call (made, one `true`, torn down), by each maker (the harness's own,
+//! bubblewrap): what a run's sandbox costs, end to end.
 //!
 //! The machine's load average is printed before and after: it is shared with other builds, so
 //! compare figures of one run only. Targets (issue 16, under the default tier `isolated`): at
@@ -132,6 +135,10 @@ fn main() {
     let micro: usize = arg("--micro").map_or(100, |n| n.parse().expect("--micro N"));
     if micro > 0 {
         runtime.block_on(per_call(&setup, &tiers, micro));
+        runtime.block_on(per_sandbox(&setup, micro));
+    }
+    if rounds == 0 {
+        return;
     }
 
     // results[(build, tier, calls)] = per-round measures; shell[calls] = per-round measures.
@@ -312,6 +319,67 @@ async fn start_server(calls: usize) -> LoadServer {
         ..LoadConfig::default()
     })
     .await
+}
+
+/// In process: `n` times a new jail under `isolated` (its sandbox made at the first command),
+/// one `bash` call of `true`, and the jail dropped (its sandbox torn down), by each maker, after
+/// 3 warm-up rounds; against `bash -c true` spawned directly. Prints the median and mean wall
+/// milliseconds per round.
+async fn per_sandbox(setup: &Setup, n: usize) {
+    use harness::sandbox::{Sandbox, Scratch, Tier};
+    use harness::tools::{ToolContext, ToolSet, ToolSetSpec};
+    let dir = tempfile::tempdir_in(&setup.place).unwrap();
+    let ws = dir.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir(&ws).unwrap();
+    let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
+    let summary = |what: &str, mut times: Vec<f64>| {
+        let mean = times.iter().sum::<f64>() / times.len() as f64;
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!(
+            "per sandbox, in process: {what}: median {:.3} ms, mean {mean:.3} ms",
+            times[times.len() / 2]
+        );
+    };
+    for (name, sandbox) in [
+        ("isolated", Sandbox::detect(Some(Tier::Isolated))),
+        ("isolated:bwrap", Sandbox::detect_with_bwrap(Some(Tier::Isolated))),
+    ] {
+        if sandbox.tier() != Tier::Isolated {
+            println!("per sandbox, in process: {name}: unavailable here");
+            continue;
+        }
+        let scratch = Scratch::new().unwrap();
+        let mut times = Vec::new();
+        for i in 0..n + 3 {
+            let started = Instant::now();
+            let mut ctx = ToolContext::new(&ws);
+            ctx.temp_dir = scratch.logs().to_path_buf();
+            ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+            let result = tools.call("bash", json!({ "command": "true" }), &ctx).await;
+            assert!(!result.is_error, "{result:?}");
+            drop(ctx);
+            if i >= 3 {
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        summary(name, times);
+    }
+    let mut times = Vec::new();
+    for i in 0..n + 3 {
+        let started = Instant::now();
+        let out = tokio::process::Command::new("bash")
+            .args(["-c", "true"])
+            .current_dir(&ws)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success());
+        if i >= 3 {
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    summary("bash -c true, spawned directly", times);
 }
 
 fn push<K: PartialEq>(into: &mut Vec<(K, Vec<Measure>)>, key: K, m: Measure) {
