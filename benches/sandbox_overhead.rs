@@ -342,7 +342,10 @@ async fn per_sandbox(setup: &Setup, n: usize) {
     };
     for (name, sandbox) in [
         ("isolated", Sandbox::detect(Some(Tier::Isolated))),
-        ("isolated:bwrap", Sandbox::detect_with_bwrap(Some(Tier::Isolated))),
+        (
+            "isolated:bwrap",
+            Sandbox::detect_with_bwrap(Some(Tier::Isolated)),
+        ),
     ] {
         if sandbox.tier() != Tier::Isolated {
             println!("per sandbox, in process: {name}: unavailable here");
