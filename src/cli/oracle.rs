@@ -65,9 +65,12 @@ pub fn validate_with_oracle(args: ValidateArgs) -> ExitCode {
         printer.warn(notice);
     }
     // The oracle reads and writes no cassette: the folder named is never made.
-    let mut options = RunOptions::new(report.path().join("cassettes"), report.path().to_owned());
+    let mut options = RunOptions::with_sandbox(
+        report.path().join("cassettes"),
+        report.path().to_owned(),
+        sandbox.clone(),
+    );
     options.tasks_dir = args.tasks.clone();
-    options.sandbox = sandbox.clone();
     options.ci = crate::cassettes::ci_set(std::env::var("CI").ok().as_deref());
     if let Some(jobs) = args.jobs {
         options.jobs = jobs;

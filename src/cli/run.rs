@@ -154,9 +154,9 @@ async fn run_async(
         Some(c) => c.dir.clone(),
         None => fresh_report_dir(&args.reports),
     };
-    let mut options = super::run_args::run_options(&args, models.clone(), mode, report_dir);
+    let mut options =
+        super::run_args::run_options(&args, models.clone(), mode, report_dir, sandbox);
     options.catalog = Arc::new(catalog);
-    options.sandbox = sandbox;
     options.redactor = vault.redactor();
     options.key_env = Arc::new(move |k| vault.lookup(k));
     let ci = options.ci;

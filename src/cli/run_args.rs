@@ -402,15 +402,16 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
     problems
 }
 
-/// The run options the flags ask for (`models` and `mode` as resolved); the catalog, the
-/// sandbox and the keys are the caller's to set.
+/// The run options the flags ask for (`models` and `mode` as resolved, the sandbox detected);
+/// the catalog and the keys are the caller's to set.
 pub fn run_options(
     args: &RunArgs,
     models: Vec<ModelSelector>,
     mode: CassetteMode,
     report_dir: PathBuf,
+    sandbox: crate::sandbox::Sandbox,
 ) -> RunOptions {
-    let mut options = RunOptions::new(args.cassettes.clone(), report_dir);
+    let mut options = RunOptions::with_sandbox(args.cassettes.clone(), report_dir, sandbox);
     options.tasks_dir = args.tasks.clone();
     options.models = models;
     options.mode = mode;

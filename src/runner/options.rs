@@ -114,8 +114,14 @@ pub fn split_arm(label: &str) -> (&str, crate::tools::profile::ToolProfile) {
 impl RunOptions {
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
     /// the process environment for keys, its allow-listed part for commands, the default sandbox
-    /// (`isolated` where bubblewrap works, else `workspace`).
+    /// (`isolated` where namespaces can be made, else `workspace`).
     pub fn new(cassettes_dir: PathBuf, report_dir: PathBuf) -> Self {
+        RunOptions::with_sandbox(cassettes_dir, report_dir, Sandbox::detect(None))
+    }
+
+    /// [`RunOptions::new`] under `sandbox` (the command line's, detected once: detecting the
+    /// default as well would start and probe a sandbox maker for nothing).
+    pub fn with_sandbox(cassettes_dir: PathBuf, report_dir: PathBuf, sandbox: Sandbox) -> Self {
         RunOptions {
             tasks_dir: PathBuf::from("tasks/"),
             cassettes_dir,
@@ -134,7 +140,7 @@ impl RunOptions {
             catalog: Arc::new(Catalog::default()),
             key_env: Arc::new(|k| std::env::var(k).ok()),
             command_env: Arc::new(crate::sandbox::env::base_env(std::env::vars())),
-            sandbox: Sandbox::detect(None),
+            sandbox,
             redactor: Redactor::default(),
             retry: RetryPolicy::default(),
             request: RequestOptions::default(),

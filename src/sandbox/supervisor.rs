@@ -70,20 +70,8 @@ impl Shared {
 
     /// Sends a reply; a harness that went away is noticed by the reading side.
     fn reply(&self, reply: &Reply) {
-        let bytes = wire::frame(reply);
         let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let mut sent = 0;
-        while sent < bytes.len() {
-            match rustix::net::send(
-                out.as_fd(),
-                &bytes[sent..],
-                rustix::net::SendFlags::NOSIGNAL,
-            ) {
-                Ok(n) => sent += n,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return,
-            }
-        }
+        let _gone = wire::send_all(out.as_fd(), &wire::frame(reply), &[]);
     }
 }
 

@@ -103,6 +103,24 @@ pub fn send_with_fds(
     )?)
 }
 
+/// Sends all of `bytes` on the blocking `socket`, `fds` with the first byte (an interrupted send
+/// is retried).
+pub fn send_all(socket: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
+    let mut sent = 0;
+    let mut fds = fds;
+    while sent < bytes.len() {
+        match send_with_fds(socket, &bytes[sent..], fds) {
+            Ok(n) => {
+                sent += n;
+                fds = &[];
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// Frames read from a socket, with the descriptors that came along.
 #[derive(Default)]
 pub struct Reader {

@@ -184,22 +184,14 @@ impl Zygote {
             ))
         };
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes = wire::frame(&Ask::Make { plan: plan.clone() });
-        let mut sent = wire::send_with_fds(
+        wire::send_all(
             conn.socket.as_fd(),
-            &bytes,
+            &wire::frame(&Ask::Make { plan: plan.clone() }),
             &[supervisor.as_fd(), stderr.as_fd()],
         )
         .map_err(|e| gone(format!("could not be written to: {e}")))?;
+        // Sent: the maker has its copies.
         drop((supervisor, stderr));
-        while sent < bytes.len() {
-            sent += rustix::net::send(
-                &conn.socket,
-                &bytes[sent..],
-                rustix::net::SendFlags::NOSIGNAL,
-            )
-            .map_err(|e| gone(format!("could not be written to: {e}")))?;
-        }
         let answer = loop {
             if let Some(answer) = conn.reader.next_frame::<Answer>()? {
                 break answer;
@@ -364,16 +356,8 @@ fn serve() -> io::Result<()> {
                     }
                     Err(message) => (Answer::Failed { message }, Vec::new()),
                 };
-                let bytes = wire::frame(&answer);
                 let fds: Vec<_> = fds.iter().map(AsFd::as_fd).collect();
-                let mut sent = wire::send_with_fds(socket.as_fd(), &bytes, &fds)?;
-                while sent < bytes.len() {
-                    sent += rustix::net::send(
-                        &socket,
-                        &bytes[sent..],
-                        rustix::net::SendFlags::NOSIGNAL,
-                    )?;
-                }
+                wire::send_all(socket.as_fd(), &wire::frame(&answer), &fds)?;
             }
         }
         reap(&mut sandboxes, false);
