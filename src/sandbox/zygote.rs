@@ -400,7 +400,8 @@ fn clone_sandbox(
     let layout = layout(plan);
     let pid = sandbox_ns::clone_sandbox([supervisor, null.into(), stderr], || {
         if let Err(message) = sandbox_ns::enter(&layout, ids) {
-            eprintln!("harness sandbox: {message}");
+            // Read by the harness, which says whose message it is.
+            eprintln!("{message}");
             return 1;
         }
         super::supervisor::serve_here()

@@ -654,6 +654,54 @@ async fn the_harness_makes_the_sandbox_bubblewrap_makes() {
     );
 }
 
+#[test]
+fn where_no_sandbox_can_be_made_the_harness_says_why_up_front_and_falls_back() {
+    // Run `harness tool` inside a bubblewrap sandbox that forbids what a run's sandbox needs:
+    // more user namespaces, or a `/proc` it may mount. The probe at start must name the failing
+    // step for its own maker and for bubblewrap, and the call must still run (under `workspace`).
+    if isolated_or_skip("where_no_sandbox_can_be_made_the_harness_says_why_up_front_and_falls_back")
+        .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (jail, own_reason) in [
+        (
+            &["--unshare-user", "--disable-userns"][..],
+            "failed to create the run's namespaces",
+        ),
+        (
+            &["--unshare-user", "--unshare-pid", "--tmpfs", "/proc/sys"][..],
+            "failed to mount proc on /proc",
+        ),
+    ] {
+        let out = Command::new("bwrap")
+            .args(["--dev-bind", "/", "/", "--proc", "/proc"])
+            .args(jail)
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_harness"))
+            .args(["tool", "bash", "--sandbox", "isolated", "--args"])
+            .arg(r#"{"command":"echo still-runs"}"#)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stderr.contains(&format!(
+                "the harness cannot make a sandbox here: {own_reason}"
+            )),
+            "{jail:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("bubblewrap cannot create its namespaces here")
+                && stderr.contains("falling back to `--sandbox workspace`"),
+            "{jail:?}: {stderr}"
+        );
+        assert!(stdout.contains("still-runs"), "{jail:?}: {stdout} {stderr}");
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Point 3: no process outlives its call or its run
 // ------------------------------------------------------------------------------------------------
