@@ -546,8 +546,8 @@ fn child_stdio(stdio: &[OwnedFd; 3]) -> io::Result<()> {
     }
     // SAFETY: closes every descriptor above 2; nothing in the clone uses one afterwards (the
     // OwnedFds of the parent's frames are never dropped: the clone exits with _exit).
-    unsafe {
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } < 0 {
+        return Err(io::Error::last_os_error());
     }
     // SAFETY: setsid and prctl with integer arguments.
     unsafe {
