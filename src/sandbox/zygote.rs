@@ -19,7 +19,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -66,22 +66,35 @@ pub(crate) struct Made {
     pub(crate) pidfd: OwnedFd,
 }
 
-struct Conn {
+/// One sandbox maker process, and the harness's end of its socket.
+struct Running {
     socket: OwnedFd,
     reader: wire::Reader,
+    pid: i32,
+    /// The thread that started it and waits for it.
+    waiter: Option<std::thread::JoinHandle<()>>,
 }
 
-/// The harness's end of its sandbox maker.
+/// The harness's end of its sandbox maker: the process running now, started again if it dies.
 pub(crate) struct Zygote {
-    conn: Mutex<Conn>,
-    pid: i32,
-    waiter: Mutex<Option<std::thread::JoinHandle<()>>>,
+    binary: PathBuf,
+    running: Mutex<Running>,
 }
 
 impl std::fmt::Debug for Zygote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Zygote").field("pid", &self.pid).finish()
+        f.debug_struct("Zygote")
+            .field("binary", &self.binary)
+            .finish_non_exhaustive()
     }
+}
+
+/// Why a request got no answer.
+enum Unanswered {
+    /// The maker is gone (it died, or its socket broke): start another.
+    Gone(String),
+    /// The maker answered that it could not.
+    Refused(io::Error),
 }
 
 /// The maker of this process, started and probed on first use, or why it cannot be had.
@@ -112,10 +125,10 @@ pub fn shutdown() {
     }
 }
 
-impl Zygote {
+impl Running {
     /// Starts `binary` as a sandbox maker, from a thread of its own that waits for it (the
     /// maker's parent-death signal follows that thread, which lives exactly as long).
-    fn start(binary: &Path) -> io::Result<Zygote> {
+    fn start(binary: &Path) -> io::Result<Running> {
         let (ours, theirs) = rustix::net::socketpair(
             rustix::net::AddressFamily::UNIX,
             rustix::net::SocketType::STREAM,
@@ -159,60 +172,111 @@ impl Zygote {
         let pid = rx
             .recv()
             .map_err(|_| io::Error::other("the sandbox maker's thread ended"))??;
-        Ok(Zygote {
-            conn: Mutex::new(Conn {
-                socket: ours,
-                reader: wire::Reader::default(),
-            }),
+        Ok(Running {
+            socket: ours,
+            reader: wire::Reader::default(),
             pid,
-            waiter: Mutex::new(Some(waiter)),
+            waiter: Some(waiter),
+        })
+    }
+
+    /// Asks this maker for a sandbox of `plan`.
+    fn make(
+        &mut self,
+        plan: &Plan,
+        supervisor: BorrowedFd<'_>,
+        stderr: BorrowedFd<'_>,
+    ) -> Result<Made, Unanswered> {
+        let gone = |pid: i32, why: String| Unanswered::Gone(format!("(pid {pid}) {why}"));
+        wire::send_all(
+            self.socket.as_fd(),
+            &wire::frame(&Ask::Make { plan: plan.clone() }),
+            &[supervisor, stderr],
+        )
+        .map_err(|e| gone(self.pid, format!("could not be written to: {e}")))?;
+        let answer = loop {
+            match self.reader.next_frame::<Answer>() {
+                Ok(Some(answer)) => break answer,
+                Ok(None) => {}
+                Err(e) => return Err(gone(self.pid, e.to_string())),
+            }
+            match self.reader.fill(self.socket.as_fd()) {
+                Ok(0) => return Err(gone(self.pid, "ended".to_owned())),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(gone(self.pid, format!("could not be read from: {e}"))),
+            }
+        };
+        match answer {
+            Answer::Made { pid } => {
+                let pidfd = self
+                    .reader
+                    .take_fd()
+                    .ok_or_else(|| gone(self.pid, "sent no pidfd".to_owned()))?;
+                Ok(Made { pid, pidfd })
+            }
+            Answer::Failed { message } => Err(Unanswered::Refused(io::Error::other(message))),
+        }
+    }
+
+    /// Closes the socket (the maker kills its sandboxes, reaps them and exits) and waits for it
+    /// to be reaped.
+    fn shut(&mut self) {
+        let _ = rustix::net::shutdown(&self.socket, rustix::net::Shutdown::Both);
+        let Some(waiter) = self.waiter.take() else {
+            return;
+        };
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        while !waiter.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if waiter.is_finished() {
+            let _ = waiter.join();
+        } else {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(self.pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+impl Zygote {
+    fn start(binary: &Path) -> io::Result<Zygote> {
+        Ok(Zygote {
+            binary: binary.to_path_buf(),
+            running: Mutex::new(Running::start(binary)?),
         })
     }
 
     /// Makes a sandbox of `plan` whose supervisor speaks on `supervisor` and writes its errors
-    /// to `stderr`. Blocks for the clone (about a millisecond).
+    /// to `stderr`. Blocks for the clone (about a millisecond). A maker that is gone (killed,
+    /// crashed) is started again once, so the rest of the suite goes on.
     pub(crate) fn make(
         &self,
         plan: &Plan,
         supervisor: OwnedFd,
         stderr: OwnedFd,
     ) -> io::Result<Made> {
-        let gone = |why: String| {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let first = match running.make(plan, supervisor.as_fd(), stderr.as_fd()) {
+            Ok(made) => return Ok(made),
+            Err(Unanswered::Refused(e)) => return Err(e),
+            Err(Unanswered::Gone(why)) => why,
+        };
+        let mut again = Running::start(&self.binary).map_err(|e| {
             io::Error::other(format!(
-                "the sandbox maker (pid {}) {why}; rerun the suite",
-                self.pid
+                "the sandbox maker {first}, and starting another failed: {e}"
             ))
-        };
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        wire::send_all(
-            conn.socket.as_fd(),
-            &wire::frame(&Ask::Make { plan: plan.clone() }),
-            &[supervisor.as_fd(), stderr.as_fd()],
-        )
-        .map_err(|e| gone(format!("could not be written to: {e}")))?;
-        // Sent: the maker has its copies.
-        drop((supervisor, stderr));
-        let answer = loop {
-            if let Some(answer) = conn.reader.next_frame::<Answer>()? {
-                break answer;
-            }
-            let Conn { socket, reader } = &mut *conn;
-            match reader.fill(socket.as_fd()) {
-                Ok(0) => return Err(gone("ended".to_owned())),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(gone(format!("could not be read from: {e}"))),
-            }
-        };
-        match answer {
-            Answer::Made { pid } => {
-                let pidfd = conn
-                    .reader
-                    .take_fd()
-                    .ok_or_else(|| gone("sent no pidfd".to_owned()))?;
-                Ok(Made { pid, pidfd })
-            }
-            Answer::Failed { message } => Err(io::Error::other(message)),
+        })?;
+        // The dead one's thread reaps it; nothing of it is left to shut.
+        std::mem::swap(&mut *running, &mut again);
+        match running.make(plan, supervisor.as_fd(), stderr.as_fd()) {
+            Ok(made) => Ok(made),
+            Err(Unanswered::Refused(e)) => Err(e),
+            Err(Unanswered::Gone(why)) => Err(io::Error::other(format!(
+                "the sandbox maker {first}, and the one started after it {why}"
+            ))),
         }
     }
 
@@ -265,28 +329,12 @@ impl Zygote {
         }
     }
 
-    /// Closes the socket (the maker kills its sandboxes, reaps them and exits) and waits for it
-    /// to be reaped.
+    /// Ends the maker running now and waits for it.
     fn shut(&self) {
-        {
-            let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = rustix::net::shutdown(&conn.socket, rustix::net::Shutdown::Both);
-        }
-        let Some(waiter) = self.waiter.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-            return;
-        };
-        let deadline = Instant::now() + SHUTDOWN_GRACE;
-        while !waiter.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if waiter.is_finished() {
-            let _ = waiter.join();
-        } else {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(self.pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .shut();
     }
 }
 

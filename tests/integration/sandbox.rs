@@ -655,6 +655,75 @@ async fn the_harness_makes_the_sandbox_bubblewrap_makes() {
 }
 
 #[test]
+fn a_sandbox_maker_that_dies_is_started_again_and_the_calls_go_on() {
+    if isolated_or_skip("a_sandbox_maker_that_dies_is_started_again_and_the_calls_go_on").is_none()
+    {
+        return;
+    }
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let mut batch = Command::new(env!("CARGO_BIN_EXE_harness"))
+        .args(["tool", "--batch", "--sandbox", "isolated"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = batch.stdin.take().unwrap();
+    let mut lines = BufReader::new(batch.stdout.take().unwrap()).lines();
+    let mut call = |n: usize| -> String {
+        writeln!(
+            stdin,
+            r#"{{"tool":"bash","args":{{"command":"echo call-{n}"}}}}"#
+        )
+        .unwrap();
+        lines.next().unwrap().unwrap()
+    };
+    // The maker: the child of the batch started as one.
+    let maker = |parent: u32| -> Option<u32> {
+        processes_with("__sandbox-zygote")
+            .into_iter()
+            .find_map(|p| {
+                let pid: u32 = p.split(':').next()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let ppid: u32 = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
+                (ppid == parent).then_some(pid)
+            })
+    };
+    assert!(call(1).contains("call-1"));
+    let first = maker(batch.id()).expect("a sandbox maker");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let waited = std::time::Instant::now();
+    while maker(batch.id()) == Some(first) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(5),
+            "the killed maker is still there"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let after = call(2);
+    assert!(
+        after.contains("call-2") && after.contains(r#""isError":false"#),
+        "{after}"
+    );
+    let second = maker(batch.id()).expect("a new sandbox maker");
+    assert_ne!(first, second);
+    drop(stdin);
+    assert!(batch.wait().unwrap().success());
+}
+
+#[test]
 fn where_no_sandbox_can_be_made_the_harness_says_why_up_front_and_falls_back() {
     // Run `harness tool` inside a bubblewrap sandbox that forbids what a run's sandbox needs:
     // more user namespaces, or a `/proc` it may mount. The probe at start must name the failing
