@@ -233,12 +233,7 @@ impl RunSandbox {
     /// as long as the run (a runtime's worker, not a blocking-pool thread): bubblewrap dies with
     /// the thread that started it (`--die-with-parent`).
     pub(crate) async fn start(maker: &Maker, mounts: &Mounts, cwd: &Path) -> io::Result<Self> {
-        let (ours, theirs) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )?;
+        let (ours, theirs) = wire::socketpair()?;
         let kept = Arc::new(Mutex::new(Vec::new()));
         let (process, mut tasks) = match maker {
             Maker::Harness { zygote, hide, keep } => {

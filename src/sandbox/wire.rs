@@ -103,6 +103,16 @@ pub fn send_with_fds(
     )?)
 }
 
+/// A connected pair of Unix stream sockets (close-on-exec): the two ends of a protocol here.
+pub fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    Ok(rustix::net::socketpair(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )?)
+}
+
 /// Sends all of `bytes` on the blocking `socket`, `fds` with the first byte (an interrupted send
 /// is retried).
 pub fn send_all(socket: BorrowedFd<'_>, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<()> {
@@ -189,13 +199,7 @@ mod tests {
 
     #[test]
     fn frames_and_descriptors_cross_a_socket_in_order() {
-        let (a, b) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .unwrap();
+        let (a, b) = socketpair().unwrap();
         let (r1, w1) = rustix::pipe::pipe().unwrap();
         let spawn = Request::Spawn {
             id: 7,

@@ -129,12 +129,7 @@ impl Running {
     /// Starts `binary` as a sandbox maker, from a thread of its own that waits for it (the
     /// maker's parent-death signal follows that thread, which lives exactly as long).
     fn start(binary: &Path) -> io::Result<Running> {
-        let (ours, theirs) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )?;
+        let (ours, theirs) = wire::socketpair()?;
         let (tx, rx) = std::sync::mpsc::channel();
         let binary = binary.to_path_buf();
         let waiter = std::thread::Builder::new()
@@ -285,13 +280,7 @@ impl Zygote {
     fn probe(&self, plan: &Plan) -> Result<(), String> {
         let why =
             |e: &dyn std::fmt::Display| format!("the harness cannot make a sandbox here: {e}");
-        let (ours, theirs) = rustix::net::socketpair(
-            rustix::net::AddressFamily::UNIX,
-            rustix::net::SocketType::STREAM,
-            rustix::net::SocketFlags::CLOEXEC,
-            None,
-        )
-        .map_err(|e| why(&e))?;
+        let (ours, theirs) = wire::socketpair().map_err(|e| why(&e))?;
         let (read, write) =
             rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| why(&e))?;
         let made = self.make(plan, theirs, write).map_err(|e| why(&e))?;
