@@ -32,6 +32,10 @@
 //! most 5 ms per sample, 0.5 ms per extra call, 5 ms of harness CPU per sample; the bench exits
 //! 1 when the after-build misses one.
 //!
+//! `--tmpdir DIR` gives the harness that temp dir (`TMPDIR`), where it makes each run's
+//! workspace and scratch folders: the cost of making and removing them depends on the file
+//! system (`--tmpdir /dev/shm` against the default measures it).
+//!
 //! Run with `cargo bench --bench sandbox_overhead` (`-- --rounds 5 --before
 //! target/before/harness`). To profile one side by hand, `-- --serve` starts the model server
 //! of this workload alone (`--calls` bash calls per run), prints its port and serves until its
@@ -80,6 +84,8 @@ struct Setup {
     jobs: usize,
     tick: f64,
     place: PathBuf,
+    /// The harness's `TMPDIR`, when not the machine's.
+    tmpdir: Option<PathBuf>,
 }
 
 fn main() {
@@ -110,6 +116,7 @@ fn main() {
         jobs,
         tick: proc_stat::clock_ticks_per_second(),
         place: place.path().to_path_buf(),
+        tmpdir: arg("--tmpdir").map(PathBuf::from),
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     if std::env::args().any(|a| a == "--serve") {
@@ -125,8 +132,13 @@ fn main() {
         .collect();
     println!(
         "sandbox_overhead: {samples} samples x {calls} bash calls (and x {}), {jobs} at a time, \
-         {rounds} rounds; command `{COMMAND}`; load average before: {}",
+         {rounds} rounds; command `{COMMAND}`; the harness's temp dir {}; load average before: {}",
         2 * calls,
+        setup
+            .tmpdir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir)
+            .display(),
         load_average()
     );
     for (name, path) in &builds {
@@ -435,6 +447,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
             harness::sandbox::MAKER_VAR,
             if tier_of(tier).1 { "bwrap" } else { "harness" },
         )
+        .envs(setup.tmpdir.iter().map(|dir| ("TMPDIR", dir)))
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("CI")
         .stdin(Stdio::null())

@@ -55,6 +55,58 @@ pub(crate) struct Mounts {
     /// What the task's `requires.files` names (a shared dependency install, a data set),
     /// visible read-only at its own path even under the hidden home or the private `/tmp`.
     pub(crate) reads: Vec<PathBuf>,
+    /// The folder the run's own folders were made in (the temp dir, canonical), which every
+    /// run of every harness shares.
+    #[serde(default)]
+    pub(crate) base: Option<PathBuf>,
+}
+
+impl Mounts {
+    /// The folders a run's sandbox shows as a read-only tmpfs holding only the mount points of
+    /// the run's own folders ([`Mounts::base`]):
+    /// - under the private `/tmp` (the temp dir is `/tmp`, the usual case), each run folder the
+    ///   workspace, home or logs lie in: otherwise their mount points would be made as folders
+    ///   on disk in the run's `/tmp` (file creation and removal on disk cost more than the
+    ///   rest of a small run's sandbox on some file systems);
+    /// - anywhere else (`TMPDIR=/scratch/job`), the temp dir itself: it would otherwise show
+    ///   the folders of the harness's other runs (their workspaces, homes and bash logs) and
+    ///   whatever else lies there, as a private `/tmp` hides them. Not a top-level folder
+    ///   (`/`, `/var`) nor one that holds the hidden home or `/tmp`, which cannot be hidden.
+    ///
+    /// Under the hidden home, an empty tmpfs already: nothing to add.
+    pub(crate) fn skeletons(&self, hide: Option<&Path>) -> Vec<PathBuf> {
+        let Some(base) = &self.base else {
+            return Vec::new();
+        };
+        let tmp = Path::new("/tmp");
+        if hide.is_some_and(|h| base.starts_with(h)) {
+            return Vec::new();
+        }
+        if !base.starts_with(tmp) {
+            let top_level = base.components().count() <= 2;
+            let holds_more = tmp.starts_with(base) || hide.is_some_and(|h| h.starts_with(base));
+            return if top_level || holds_more {
+                Vec::new()
+            } else {
+                vec![base.clone()]
+            };
+        }
+        let mut folders: Vec<PathBuf> = Vec::new();
+        for path in [&self.root, &self.home, &self.logs].into_iter().flatten() {
+            let Ok(rest) = path.strip_prefix(base) else {
+                continue;
+            };
+            let mut parts = rest.components();
+            let (Some(first), Some(_)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let folder = base.join(first);
+            if !folders.contains(&folder) {
+                folders.push(folder);
+            }
+        }
+        folders
+    }
 }
 
 /// Everything a run's sandbox is made of, for a maker that is not bubblewrap
@@ -96,6 +148,10 @@ impl Bwrap {
             Some(tmp) => a.extend(["--bind".into(), tmp.into(), "/tmp".into()]),
             None => a.extend(["--tmpfs".into(), "/tmp".into()]),
         }
+        let skeletons = mounts.skeletons(self.hide.as_deref());
+        for at in &skeletons {
+            a.extend(["--tmpfs".into(), at.into()]);
+        }
         for dir in [&mounts.root, &mounts.home].into_iter().flatten() {
             a.extend(["--bind".into(), dir.into(), dir.into()]);
         }
@@ -110,6 +166,9 @@ impl Bwrap {
             self.supervisor.clone().into(),
             self.supervisor.clone().into(),
         ]);
+        for at in &skeletons {
+            a.extend(["--remount-ro".into(), at.into()]);
+        }
         a.extend(["--chdir".into(), cwd.into()]);
         a
     }
@@ -133,6 +192,7 @@ mod tests {
             tmp: Some("/tmp/run/tmp".into()),
             logs: Some("/tmp/run/logs".into()),
             reads: vec!["/tmp/suite/deps".into()],
+            base: Some("/tmp".into()),
         };
         let args: Vec<String> = b
             .args(&mounts, Path::new("/tmp/ws"))
@@ -149,10 +209,67 @@ mod tests {
             format!(
                 "--die-with-parent --unshare-all --new-session --as-pid-1 --cap-drop ALL --ro-bind / / \
                  --dev /dev --proc /proc{run} --tmpfs /home/u --ro-bind-try /home/u/.cargo /home/u/.cargo \
-                 --bind /tmp/run/tmp /tmp --bind /tmp/ws /tmp/ws --bind /tmp/run/home /tmp/run/home \
-                 --ro-bind /tmp/run/logs /tmp/run/logs --ro-bind-try /tmp/suite/deps /tmp/suite/deps \
-                 --ro-bind /opt/harness /opt/harness --chdir /tmp/ws"
+                 --bind /tmp/run/tmp /tmp --tmpfs /tmp/run --bind /tmp/ws /tmp/ws \
+                 --bind /tmp/run/home /tmp/run/home --ro-bind /tmp/run/logs /tmp/run/logs \
+                 --ro-bind-try /tmp/suite/deps /tmp/suite/deps --ro-bind /opt/harness /opt/harness \
+                 --remount-ro /tmp/run --chdir /tmp/ws"
             )
+        );
+    }
+
+    fn run_in(base: &str) -> Mounts {
+        Mounts {
+            root: Some(format!("{base}/harness-t-1/work").into()),
+            home: Some(format!("{base}/harness-run-1/home").into()),
+            tmp: Some(format!("{base}/harness-run-1/tmp").into()),
+            logs: Some(format!("{base}/harness-run-1/logs").into()),
+            reads: vec![format!("{base}/deps").into()],
+            base: Some(base.into()),
+        }
+    }
+
+    #[test]
+    fn under_the_private_tmp_each_run_folder_is_a_skeleton() {
+        let mounts = run_in("/tmp");
+        assert_eq!(
+            mounts.skeletons(Some(Path::new("/home/u"))),
+            [
+                PathBuf::from("/tmp/harness-t-1"),
+                PathBuf::from("/tmp/harness-run-1")
+            ]
+        );
+        // A folder of the temp dir itself (what `harness tool` confines) needs none.
+        let own = Mounts {
+            root: Some("/tmp/project".into()),
+            base: Some("/tmp".into()),
+            ..Mounts::default()
+        };
+        assert!(own.skeletons(None).is_empty());
+        // No run folders, no skeletons.
+        assert!(Mounts::default().skeletons(None).is_empty());
+    }
+
+    #[test]
+    fn a_temp_dir_elsewhere_is_hidden_whole_unless_it_holds_more() {
+        let elsewhere = run_in("/scratch/job");
+        assert_eq!(
+            elsewhere.skeletons(Some(Path::new("/home/u"))),
+            [PathBuf::from("/scratch/job")]
+        );
+        // Under the hidden home: its empty tmpfs hides the rest already.
+        assert!(
+            run_in("/home/u/tmp")
+                .skeletons(Some(Path::new("/home/u")))
+                .is_empty()
+        );
+        // A top-level folder, or one that holds the hidden home or /tmp, cannot be hidden.
+        for base in ["/scratch", "/"] {
+            assert!(run_in(base).skeletons(None).is_empty(), "{base}");
+        }
+        assert!(
+            run_in("/home/all")
+                .skeletons(Some(Path::new("/home/all/u")))
+                .is_empty()
         );
     }
 }

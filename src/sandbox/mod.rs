@@ -10,8 +10,9 @@
 //!   [`zygote`] makes it, or bubblewrap where that cannot work) with no network, their own PID,
 //!   mount, IPC, UTS, cgroup and user namespaces and no capabilities; the file system is
 //!   read-only except the workspace, the run's `HOME` and a private `/tmp`; `/run` and the host's
-//!   home folder are hidden (toolchains under it stay readable); `/proc` shows only the
-//!   sandbox's own processes. The file tools are confined as under `workspace`.
+//!   home folder are hidden (toolchains under it stay readable), and so is the temp dir but for
+//!   the run's own folders (`bwrap::Mounts::skeletons`); `/proc` shows only the sandbox's own
+//!   processes. The file tools are confined as under `workspace`.
 //! * `workspace`: the file tools open every path beneath the workspace in one step
 //!   ([`beneath`], `openat2`) and refuse those that lead outside; commands are not isolated.
 //! * `none`: Pi's behaviour, nothing confined.
@@ -346,6 +347,12 @@ impl Jail {
         self.mounts.home = Some(scratch.home().to_path_buf());
         self.mounts.tmp = Some(scratch.tmp().to_path_buf());
         self.mounts.logs = Some(scratch.logs().to_path_buf());
+        // The temp dir, canonical: the parent of the scratch folder `home` lies in.
+        self.mounts.base = scratch
+            .home()
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf);
         // A sandbox is made for the mounts it was started with: a fresh one for these.
         self.run = RunCell::default();
         if self.root.is_some() {
@@ -622,9 +629,15 @@ pub const SCRATCH_PREFIX: &str = "harness-run-";
 impl Scratch {
     /// Fresh scratch folders in the system temp folder.
     pub fn new() -> io::Result<Scratch> {
+        Self::new_in(&std::env::temp_dir())
+    }
+
+    /// Fresh scratch folders in `dir`, the folder where the run's other folders (its
+    /// workspace) are made too.
+    pub fn new_in(dir: &Path) -> io::Result<Scratch> {
         // Owned from the first moment: a harness killed from here on leaves a folder the next
         // one can prove dead.
-        let dir = stale::create_owned(SCRATCH_PREFIX)?;
+        let dir = stale::create_owned_in(SCRATCH_PREFIX, dir)?;
         let root = dir.path().canonicalize()?;
         let [home, tmp, logs] = ["home", "tmp", "logs"].map(|d| root.join(d));
         for d in [&home, &tmp, &logs] {

@@ -127,13 +127,18 @@ impl Owner {
 /// A fresh folder `<system temp>/<prefix>XXXXXX.<pid>.<start>.<boot>` owned by this process,
 /// removed when the returned handle drops. Without `/proc` the name carries no owner.
 pub fn create_owned(prefix: &str) -> io::Result<tempfile::TempDir> {
+    create_owned_in(prefix, &std::env::temp_dir())
+}
+
+/// [`create_owned`] in `dir`.
+pub fn create_owned_in(prefix: &str, dir: &Path) -> io::Result<tempfile::TempDir> {
     let suffix = Owner::current()
         .map(|o| o.name_suffix())
         .unwrap_or_default();
     tempfile::Builder::new()
         .prefix(prefix)
         .suffix(&suffix)
-        .tempdir()
+        .tempdir_in(dir)
 }
 
 /// Renames the owned folder `dir` to its name without the owner (a folder kept on purpose,

@@ -465,6 +465,7 @@ fn layout(plan: &Plan) -> Layout {
         hide: plan.hide.clone(),
         keep: plan.keep.clone(),
         tmp: m.tmp.clone(),
+        skeletons: m.skeletons(plan.hide.as_deref()),
         writable: [&m.root, &m.home].into_iter().flatten().cloned().collect(),
         readable: m.logs.iter().cloned().collect(),
         readable_if_there: m.reads.clone(),

@@ -1232,3 +1232,80 @@ fn a_required_folder_outside_the_workspace_is_read_only_inside_the_run_sandbox()
     );
     assert_eq!(std::fs::read_to_string(&lib).unwrap(), "shared\n");
 }
+
+/// The folders a command lists in `dir`, sorted, and what it could not do there.
+fn listing_in(dir: &Path) -> String {
+    format!(
+        "cd '{}' && ls -A | sort | tr '\\n' ' '; echo; cat harness-other-run/secret.txt 2>&1; \
+         touch new 2>&1 | sed 's/.*: //'",
+        dir.display()
+    )
+}
+
+#[tokio::test]
+async fn a_run_sees_none_of_the_temp_dirs_other_folders() {
+    let Some(own) = isolated_or_skip("a_run_sees_none_of_the_temp_dirs_other_folders") else {
+        return;
+    };
+    let bwrap = Sandbox::detect_with_bwrap(Some(Tier::Isolated));
+    let bwrap = (bwrap.maker() == Some("bubblewrap")).then_some(bwrap);
+    for sandbox in std::iter::once(&own).chain(bwrap.as_ref()) {
+        let maker = sandbox.maker().unwrap();
+        // A temp dir elsewhere than /tmp (`TMPDIR=/var/tmp/...`), shared with another run.
+        let shared = if Path::new("/var/tmp").is_dir() {
+            tempfile::tempdir_in("/var/tmp")
+        } else {
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        }
+        .unwrap();
+        let base = shared.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("harness-other-run")).unwrap();
+        std::fs::write(
+            base.join("harness-other-run/secret.txt"),
+            "another run's work\n",
+        )
+        .unwrap();
+        let ws = base.join("harness-t-1/work");
+        std::fs::create_dir_all(&ws).unwrap();
+        let scratch = Scratch::new_in(&base).unwrap();
+        let own_folder = scratch.path().file_name().unwrap().to_str().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let seen = call(&ctx, "bash", json!({"command": listing_in(&base)})).await;
+        let seen = text(&seen);
+        let mut expected = [own_folder, "harness-t-1"];
+        expected.sort();
+        assert!(
+            seen.starts_with(&format!("{} \n", expected.join(" "))),
+            "{maker}: the temp dir shows only the run's own folders:\n{seen}"
+        );
+        assert!(
+            !seen.contains("another run's work") && seen.contains("Read-only file system"),
+            "{maker}: {seen}"
+        );
+
+        // The usual temp dir, /tmp, is the run's private one: the run folders' mount points are
+        // made on a read-only tmpfs, not as folders on disk in the run's /tmp.
+        let shared = tempfile::tempdir_in("/tmp").unwrap();
+        let base = shared.path().canonicalize().unwrap();
+        let ws = base.join("harness-t-1/work");
+        std::fs::create_dir_all(&ws).unwrap();
+        let scratch = Scratch::new_in(&base).unwrap();
+        let own_folder = scratch.path().canonicalize().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let seen = call(&ctx, "bash", json!({"command": listing_in(&own_folder)})).await;
+        let seen = text(&seen);
+        assert!(
+            seen.starts_with("home logs \n") && seen.contains("Read-only file system"),
+            "{maker}: {seen}"
+        );
+        let on_disk = scratch.tmp().join(own_folder.strip_prefix("/tmp").unwrap());
+        let made: Vec<_> = std::fs::read_dir(&on_disk)
+            .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+            .unwrap_or_default();
+        assert!(
+            made.is_empty(),
+            "{maker}: mount points made on disk in {}: {made:?}",
+            on_disk.display()
+        );
+    }
+}

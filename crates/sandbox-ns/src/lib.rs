@@ -30,6 +30,10 @@ pub struct Layout {
     pub keep: Vec<PathBuf>,
     /// The folder bound on `/tmp`, writable; `None`: an empty tmpfs.
     pub tmp: Option<PathBuf>,
+    /// Folders shown as a fresh tmpfs (made if missing) that holds nothing but the mount points
+    /// of what is bound under it, read-only once those are in place: what of the host was there
+    /// is hidden, and the mount points are no files on disk.
+    pub skeletons: Vec<PathBuf>,
     /// Folders bound writable at their own path (the workspace, the run's home).
     pub writable: Vec<PathBuf>,
     /// Paths bound read-only at their own path, which must exist (the run's logs).
@@ -166,6 +170,23 @@ fn mount_new(fstype: &str, at: &Path, flags: libc::c_ulong, data: &str) -> io::R
     check(ret as libc::c_long).map(drop)
 }
 
+/// Makes the mount on `at` (not those on top of its folders) read-only.
+fn remount_read_only(at: &Path) -> io::Result<()> {
+    let target = cstr(at)?;
+    // SAFETY: a valid C string; null source, type and data with MS_REMOUNT | MS_BIND only change
+    // the flags of the mount at `target`.
+    let ret = unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+            std::ptr::null(),
+        )
+    };
+    check(ret as libc::c_long).map(drop)
+}
+
 fn write_file(path: &str, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| failed("write", Path::new(path), e))
 }
@@ -281,8 +302,17 @@ pub fn enter(layout: &Layout, ids: Ids) -> Result<(), String> {
                 )
                 .map_err(|e| failed("mount a tmpfs on", at, e))?;
             }
+            Step::Skeleton(at) => {
+                mount_point(at, true)?;
+                mount_new("tmpfs", at, libc::MS_NOSUID | libc::MS_NODEV, "mode=755")
+                    .map_err(|e| failed("mount a tmpfs on", at, e))?;
+            }
             Step::Bind(b) => place(b)?,
         }
+    }
+    // Their mount points made, the skeletons take nothing more.
+    for at in &layout.skeletons {
+        remount_read_only(at).map_err(|e| failed("make read-only the tmpfs on", at, e))?;
     }
     let cwd = layout.cwd.as_path();
     std::env::set_current_dir(cwd).map_err(|e| failed("enter", cwd, e))?;
@@ -293,6 +323,8 @@ pub fn enter(layout: &Layout, ids: Ids) -> Result<(), String> {
 /// A mount on top of the read-only root, in order.
 enum Step {
     Tmpfs(PathBuf, u32),
+    /// A tmpfs for mount points only ([`Layout::skeletons`]).
+    Skeleton(PathBuf),
     Bind(Bind),
 }
 
@@ -315,6 +347,9 @@ fn host_binds(layout: &Layout) -> Result<Vec<Step>, String> {
             steps.push(Step::Bind(b));
         }
         None => steps.push(Step::Tmpfs("/tmp".into(), 0o1777)),
+    }
+    for at in &layout.skeletons {
+        steps.push(Step::Skeleton(at.clone()));
     }
     for dir in &layout.writable {
         steps.extend(bind(dir, RW, false)?.map(Step::Bind));
