@@ -86,6 +86,7 @@ pub fn main() -> ExitCode {
     if crate::sandbox::zygote::requested() {
         return crate::sandbox::zygote::main();
     }
+    crate::sandbox::this_is_the_harness_binary();
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(err) => return clap_error(err),

@@ -751,12 +751,23 @@ fn probe_bwrap(supervisor: PathBuf) -> Result<bwrap::Bwrap, String> {
     Ok(bwrap)
 }
 
+/// Set by the `harness` binary's `main` ([`this_is_the_harness_binary`]).
+static OWN_BINARY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says that this program is the `harness` binary, whatever its file is called (installed as
+/// `harness-0.3`, say): it makes and supervises the run sandboxes itself.
+pub fn this_is_the_harness_binary() {
+    OWN_BINARY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The harness binary, which runs as the supervisor of each run's sandbox: this program when it
 /// is the `harness` binary, else (tests and benchmarks of the library) the `harness` binary cargo
 /// builds beside it (`target/<profile>/harness`, one folder above `deps/`).
 fn supervisor_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    if exe.file_name().is_some_and(|n| n == "harness") {
+    if OWN_BINARY.load(std::sync::atomic::Ordering::Relaxed)
+        || exe.file_name().is_some_and(|n| n == "harness")
+    {
         return Some(exe);
     }
     let dir = exe.parent()?;

@@ -1309,3 +1309,31 @@ async fn a_run_sees_none_of_the_temp_dirs_other_folders() {
         );
     }
 }
+
+#[test]
+fn the_harness_binary_under_another_name_still_makes_its_sandboxes() {
+    if isolated_or_skip("the_harness_binary_under_another_name_still_makes_its_sandboxes").is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let renamed = dir.path().join("harness-0.3");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_harness"), &renamed).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_harness"), &renamed).unwrap();
+    }
+    let out = Command::new(&renamed)
+        .args(["tool", "bash", "--sandbox", "isolated", "--args"])
+        .arg(r#"{"command":"tr '\\0' ' ' < /proc/1/cmdline"}"#)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !stderr.contains("falling back") && stdout.contains("__sandbox-"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+}
