@@ -78,7 +78,10 @@ impl Mounts {
         let Some(base) = &self.base else {
             return Vec::new();
         };
-        let tmp = Path::new("/tmp");
+        // Where `/tmp` really is (a link to `/private/tmp`, say): the private `/tmp` is mounted
+        // there.
+        let real_tmp = Path::new("/tmp").canonicalize();
+        let tmp = real_tmp.as_deref().unwrap_or(Path::new("/tmp"));
         if hide.is_some_and(|h| base.starts_with(h)) {
             return Vec::new();
         }
