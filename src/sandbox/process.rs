@@ -266,6 +266,41 @@ fn own_process_children() -> Option<BTreeSet<i32>> {
     listed.then_some(pids)
 }
 
+/// Every descendant of this process, from the children lists of each one's threads; `None`
+/// when the kernel has no such lists. A process whose parent dies during the walk is
+/// re-parented to this one (a subreaper) after its list was read: the lists of this process
+/// are read again at the end, until they hold no one new.
+fn own_descendants() -> Option<Vec<i32>> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    loop {
+        let mut queue: Vec<i32> = own_process_children()?
+            .into_iter()
+            .filter(|pid| !seen.contains(pid))
+            .collect();
+        if queue.is_empty() {
+            return Some(out);
+        }
+        while let Some(pid) = queue.pop() {
+            if !seen.insert(pid) {
+                continue;
+            }
+            out.push(pid);
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                continue;
+            };
+            for task in tasks.flatten() {
+                if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                    queue.extend(
+                        text.split_whitespace()
+                            .filter_map(|p| p.parse::<i32>().ok()),
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Process `pid`, when `/proc/<pid>/stat` shows it a child of `parent`.
 fn child_of(parent: i32, pid: i32) -> Option<Child> {
     let fields = stat_fields(pid)?;
@@ -278,10 +313,21 @@ fn child_of(parent: i32, pid: i32) -> Option<Child> {
 }
 
 /// The live processes (never this one) whose environment has `entry` (exactly, or as a prefix).
+///
+/// In a subreaper ([`become_subreaper`]) only its descendants are read: every process its
+/// commands start stays one (an orphan is re-parented to it, not to init), so walking its tree
+/// finds them all, at the cost of its own few processes rather than every process on the
+/// machine, after every command. Elsewhere, or without the kernel's children lists, every
+/// process is read.
 pub(crate) fn tagged_pids(entry: &[u8], exact: bool) -> Vec<i32> {
     let me = std::process::id() as i32;
+    let candidates: Vec<i32> = nix::sys::prctl::get_child_subreaper()
+        .unwrap_or(false)
+        .then(own_descendants)
+        .flatten()
+        .unwrap_or_else(|| proc_pids().collect());
     let mut out = Vec::new();
-    for pid in proc_pids() {
+    for pid in candidates {
         if pid == me {
             continue;
         }
@@ -306,6 +352,77 @@ pub(crate) fn tagged_pids(entry: &[u8], exact: bool) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every process whose chain of parents leads to this one, from a scan of all of `/proc`.
+    fn descendants_by_scan() -> BTreeSet<i32> {
+        let parents: Vec<(i32, i32)> = proc_pids()
+            .filter_map(|pid| {
+                let ppid = stat_fields(pid)?.get(1)?.parse().ok()?;
+                Some((pid, ppid))
+            })
+            .collect();
+        let mut found = BTreeSet::from([std::process::id() as i32]);
+        loop {
+            let before = found.len();
+            for (pid, ppid) in &parents {
+                if found.contains(ppid) {
+                    found.insert(*pid);
+                }
+            }
+            if found.len() == before {
+                found.remove(&(std::process::id() as i32));
+                return found;
+            }
+        }
+    }
+
+    #[test]
+    fn the_walk_of_the_descendants_finds_what_a_scan_of_proc_finds() {
+        // Children with children and grandchildren of their own, from two threads.
+        let spawn = || {
+            std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    "sleep 30 & (sleep 30 & sleep 30) & echo started; wait",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut children = vec![spawn()];
+        children.push(std::thread::spawn(spawn).join().unwrap());
+        for child in &mut children {
+            let mut line = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+                &mut line,
+            )
+            .unwrap();
+        }
+        // Each `sh` has its `sleep` and its subshell, the subshell a `sleep` of its own (it
+        // becomes the other one): 4 per child, once they are all there.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let walked = loop {
+            let walked: BTreeSet<i32> = own_descendants()
+                .expect("Linux lists each thread's children")
+                .into_iter()
+                .collect();
+            if walked.len() >= 8 || Instant::now() > deadline {
+                break walked;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let scanned = descendants_by_scan();
+        for child in &mut children {
+            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert!(walked.len() >= 8, "{walked:?}");
+        // Other tests of this binary may have children of their own meanwhile: every one the
+        // walk found is one the scan found, and each of ours is in both.
+        assert!(walked.is_subset(&scanned), "{walked:?} vs {scanned:?}");
+    }
 
     #[test]
     fn the_threads_lists_name_the_same_children_as_a_scan_of_proc() {

@@ -123,6 +123,17 @@ impl Browser {
     }
 
     fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        let reply = self.send_for_reply(session, method, params);
+        assert!(
+            reply.get("error").is_none(),
+            "{method} failed: {}",
+            reply["error"]
+        );
+        reply["result"].clone()
+    }
+
+    /// Sends a command; returns the whole reply, an error included.
+    fn send_for_reply(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({"id": id, "method": method, "params": params});
@@ -135,12 +146,7 @@ impl Browser {
         loop {
             let reply = self.read();
             if reply["id"] == json!(id) {
-                assert!(
-                    reply.get("error").is_none(),
-                    "{method} failed: {}",
-                    reply["error"]
-                );
-                return reply["result"].clone();
+                return reply;
             }
             self.events.push(reply);
         }
@@ -194,6 +200,30 @@ impl Browser {
             result["exceptionDetails"]
         );
         result["result"]["value"].clone()
+    }
+
+    /// Evaluates `condition` until it is `true` (a page that is still loading may throw
+    /// meanwhile), failing the test after `timeout`: no fixed sleep a slow machine outlasts.
+    pub fn wait_until(&mut self, condition: &str, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let guarded = format!(
+            "(() => {{ try {{ return !!({condition}); }} catch (e) {{ return false; }} }})()"
+        );
+        let session = self.session.clone();
+        // A page between two documents may answer with an error: not yet, then.
+        while self.send_for_reply(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({"expression": guarded, "returnByValue": true}),
+        )["result"]["result"]["value"]
+            != Value::Bool(true)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "`{condition}` not true within {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The console errors, uncaught exceptions and error log entries seen so far.

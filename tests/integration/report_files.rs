@@ -419,7 +419,10 @@ fn the_report_opens_in_a_browser_without_errors_and_shows_a_run() {
     page.eval(&format!(
         "document.querySelector('a[href=\"#{run}\"]').click()"
     ));
-    std::thread::sleep(Duration::from_millis(200));
+    page.wait_until(
+        &format!("getComputedStyle(document.getElementById('{run}')).display !== 'none'"),
+        Duration::from_secs(30),
+    );
     assert_run_shown(
         &mut page,
         run,
@@ -514,7 +517,10 @@ fn a_report_past_the_inline_limit_links_each_runs_page_and_both_open_in_a_browse
     page.eval(&format!(
         "document.querySelector('tr[data-run=\"{run}\"] a').click()"
     ));
-    std::thread::sleep(Duration::from_millis(500));
+    page.wait_until(
+        "location.href.endsWith('/run.html') && document.readyState === 'complete'",
+        Duration::from_secs(30),
+    );
     let url: String = serde_json::from_value(page.eval("location.href")).unwrap();
     assert!(
         url.ends_with("runs/py-slugify--anthropic--scripted-claude--e1/run.html"),
@@ -536,7 +542,12 @@ fn a_report_past_the_inline_limit_links_each_runs_page_and_both_open_in_a_browse
     assert!(std::fs::metadata(&screenshot).unwrap().len() > 10_000);
     // Back to the report, at the run's row.
     page.eval("document.querySelector('a.close').click()");
-    std::thread::sleep(Duration::from_millis(500));
+    page.wait_until(
+        &format!(
+            "location.href.endsWith('report.html#{run}') && document.querySelector('tr.current')"
+        ),
+        Duration::from_secs(30),
+    );
     let url: String = serde_json::from_value(page.eval("location.href")).unwrap();
     assert!(url.ends_with(&format!("report.html#{run}")), "{url}");
     assert_eq!(
