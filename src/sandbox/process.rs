@@ -4,8 +4,9 @@
 //! Every spawned command gets a tag of its own in its environment ([`TAG_VAR`]), which its
 //! children inherit through `&`, `setsid`, `nohup` and double forks alike. Outside `isolated`
 //! the harness spawns the command itself, and [`super::spawned::Spawned::kill_all`] kills the command's process
-//! group, then every process on the machine whose environment carries the tag, pass after pass
-//! until none is left (a process forking while it is being killed is found on the next pass).
+//! group, then every process whose environment carries the tag, pass after pass until none is
+//! left (a process forking while it is being killed is found on the next pass). The harness is a
+//! subreaper, so those are all among its descendants: only they are read ([`tagged_pids`]).
 //! Under `isolated` the command runs in its run's sandbox, spawned by the sandbox's supervisor
 //! ([`super::isolated`]), which does the same inside the sandbox's own PID namespace; when the
 //! run ends, or the harness dies, the kernel kills everything left in the namespace.
