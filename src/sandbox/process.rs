@@ -6,7 +6,7 @@
 //! the harness spawns the command itself, and [`super::spawned::Spawned::kill_all`] kills the command's process
 //! group, then every process whose environment carries the tag, pass after pass until none is
 //! left (a process forking while it is being killed is found on the next pass). The harness is a
-//! subreaper, so those are all among its descendants: only they are read ([`tagged_pids`]).
+//! subreaper, so those are all among its descendants: only they are read (`tagged_pids`).
 //! Under `isolated` the command runs in its run's sandbox, spawned by the sandbox's supervisor
 //! ([`super::isolated`]), which does the same inside the sandbox's own PID namespace; when the
 //! run ends, or the harness dies, the kernel kills everything left in the namespace.
