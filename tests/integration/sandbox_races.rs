@@ -488,7 +488,7 @@ fn a_root_harness_runs_commands_as_nobody_outside_isolated() {
         // bash sees itself as nobody, can change a fixture file and one the `write` tool made
         // (in a folder the tool made), and can use its HOME and TMPDIR.
         let script = testkit::parse_script(
-            "turns:\n  - tool_calls:\n      - name: write\n        arguments: {path: made/by/tool.txt, content: \"tool\\n\"}\n  - tool_calls:\n      - name: bash\n        arguments: {command: 'id -u; echo more >> made/by/tool.txt && echo appended; echo x >> x.txt && echo fixture-ok; touch $HOME/h $TMPDIR/t && echo dirs-ok; mkdir made/by/sub && echo mkdir-ok'}\n  - text: done\n",
+            "turns:\n  - tool_calls:\n      - name: write\n        arguments: {path: made/by/tool.txt, content: \"tool\\n\"}\n  - tool_calls:\n      - name: bash\n        arguments: {command: 'id -u; echo more >> made/by/tool.txt && echo appended; echo x >> x.txt && echo fixture-ok; touch $HOME/h $TMPDIR/t && echo dirs-ok; mkdir made/by/sub && echo mkdir-ok; grep -E \"^(Uid|Gid|Groups|CapEff)\" /proc/self/status | tr -s \"\\t \" \" \" | tr \"\\n\" \";\"'}\n  - text: done\n",
             "nobody.yaml",
         )
         .unwrap();
@@ -523,6 +523,13 @@ fn a_root_harness_runs_commands_as_nobody_outside_isolated() {
         // The output as the tool result carries it (the command's own text has no newlines).
         assert!(
             seen.contains("65534\\nappended\\nfixture-ok\\ndirs-ok\\nmkdir-ok"),
+            "{tier}: {seen}"
+        );
+        // Every id nobody's, saved ones too (no way back to root), no group, no capability.
+        assert!(
+            seen.contains(
+                "Uid: 65534 65534 65534 65534;Gid: 65534 65534 65534 65534;Groups: ;CapEff: 0000000000000000;"
+            ),
             "{tier}: {seen}"
         );
         assert!(stdout.contains("passed"), "{tier}: {stdout}");
