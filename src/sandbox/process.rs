@@ -270,17 +270,18 @@ fn own_process_children() -> Option<BTreeSet<i32>> {
 /// Every descendant of this process, from the children lists of each one's threads; `None`
 /// when the kernel has no such lists. A process whose parent dies during the walk is
 /// re-parented to this one (a subreaper) after its list was read: the lists of this process
-/// are read again at the end, until they hold no one new.
+/// are read again at the end, until they hold no one new (at most [`MAX_PASSES`] times, as
+/// other runs may keep starting commands meanwhile).
 fn own_descendants() -> Option<Vec<i32>> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    loop {
+    for _ in 0..MAX_PASSES {
         let mut queue: Vec<i32> = own_process_children()?
             .into_iter()
             .filter(|pid| !seen.contains(pid))
             .collect();
         if queue.is_empty() {
-            return Some(out);
+            break;
         }
         while let Some(pid) = queue.pop() {
             if !seen.insert(pid) {
@@ -300,6 +301,7 @@ fn own_descendants() -> Option<Vec<i32>> {
             }
         }
     }
+    Some(out)
 }
 
 /// Process `pid`, when `/proc/<pid>/stat` shows it a child of `parent`.
