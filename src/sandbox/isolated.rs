@@ -35,7 +35,7 @@ use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::bwrap::{Bwrap, CommandSpec, Mounts, Plan};
-use super::process::own_children;
+use super::process::{own_children, spawn_own};
 use super::supervisor;
 use super::wire::{self, Reply, Request};
 use super::zygote::Zygote;
@@ -588,16 +588,8 @@ fn spawn_bwrap(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let spawned = {
-        // An own child while it runs: no reaper of orphans may take its exit status.
-        let mut own = own_children();
-        let spawned = cmd.spawn();
-        if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
-            own.insert(pid as i32);
-        }
-        spawned
-    };
-    spawned.map_err(|e| io::Error::new(e.kind(), format!("failed to start bubblewrap: {e}")))
+    spawn_own(&mut cmd)
+        .map_err(|e| io::Error::new(e.kind(), format!("failed to start bubblewrap: {e}")))
 }
 
 /// Keeps the start of the sandbox's stderr (its reason when it fails), reading it to the end.

@@ -82,6 +82,17 @@ pub(crate) fn own_children() -> MutexGuard<'static, BTreeSet<i32>> {
     OWN_CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Spawns `cmd` as an own child ([`own_children`]): registered under the lock from before the
+/// fork, so no reaper of orphans takes its exit status while it runs.
+pub(crate) fn spawn_own(cmd: &mut tokio::process::Command) -> io::Result<tokio::process::Child> {
+    let mut own = own_children();
+    let spawned = cmd.spawn();
+    if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
+        own.insert(pid as i32);
+    }
+    spawned
+}
+
 /// Hands out the tags of one [`super::Sandbox`]: `<instance>-<n>`.
 #[derive(Debug)]
 pub(crate) struct Tags {

@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 use super::bwrap::CommandSpec;
-use super::process::{TAG_VAR, Tags, kill_tagged, own_children};
+use super::process::{TAG_VAR, Tags, kill_tagged, own_children, spawn_own};
 
 /// Spawns `spec` directly (outside `isolated`), tagged with a fresh tag of `tags`, as `user`
 /// when given.
@@ -36,14 +36,7 @@ pub(crate) fn spawn(
         // std drops the supplementary groups too when root changes the user.
         cmd.uid(user.uid).gid(user.gid);
     }
-    let spawned = {
-        let mut own = own_children();
-        let spawned = cmd.spawn();
-        if let Some(pid) = spawned.as_ref().ok().and_then(tokio::process::Child::id) {
-            own.insert(pid as i32);
-        }
-        spawned
-    };
+    let spawned = spawn_own(&mut cmd);
     // The Command holds copies of the caller's pipe ends; let them go so EOF can arrive.
     drop(cmd);
     let child = spawned?;
