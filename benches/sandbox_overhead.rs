@@ -33,8 +33,9 @@
 //! 1 when the after-build misses one.
 //!
 //! `--tmpdir DIR` gives the harness that temp dir (`TMPDIR`), where it makes each run's
-//! workspace and scratch folders: the cost of making and removing them depends on the file
-//! system (`--tmpdir /dev/shm` against the default measures it).
+//! workspace and scratch folders, and puts the suite, the reports and the bare shell's copies
+//! there too: the cost of making and removing files depends on the file system (`--tmpdir
+//! /dev/shm` against the default measures it).
 //!
 //! Run with `cargo bench --bench sandbox_overhead` (`-- --rounds 5 --before
 //! target/before/harness`). To profile one side by hand, `-- --serve` starts the model server
@@ -110,13 +111,21 @@ fn main() {
         };
         builds.push((name, PathBuf::from(before)));
     }
-    let place = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmpdir = arg("--tmpdir").map(PathBuf::from);
+    // The suite, the reports and the shell's copies go where the harness's folders go, so
+    // that both sides make and remove their files on the same file system.
+    let place = tempfile::tempdir_in(
+        tmpdir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+    )
+    .unwrap();
     let setup = Setup {
         samples,
         jobs,
         tick: proc_stat::clock_ticks_per_second(),
         place: place.path().to_path_buf(),
-        tmpdir: arg("--tmpdir").map(PathBuf::from),
+        tmpdir,
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     if std::env::args().any(|a| a == "--serve") {

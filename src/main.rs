@@ -20,7 +20,8 @@ fn main() -> std::process::ExitCode {
     // first of all): mimalloc asks for them on its arenas, so each new heap of each process
     // faulted in a 2 MiB page and zeroed it, half of the harness's own CPU per run on short
     // runs (benches/README.md, `sandbox_overhead`). What mimalloc does with
-    // `MIMALLOC_ALLOW_THP=0`, set before its first page is touched; kept across exec.
-    let _ = nix::sys::prctl::set_thp_disable(true);
+    // `MIMALLOC_ALLOW_THP=0`. They are off before `main` already, since the runtime's first
+    // allocation reserves mimalloc's first arena: `sandbox_ns::THP_OFF_BEFORE_MAIN`, which the
+    // loader calls.
     harness::cli::main()
 }

@@ -1339,3 +1339,46 @@ fn the_harness_binary_under_another_name_still_makes_its_sandboxes() {
         "stdout: {stdout}\nstderr: {stderr}"
     );
 }
+
+/// The harness binary turns transparent huge pages off before its first allocation, not from
+/// `main`: by then the runtime had already reserved and touched mimalloc's first arena, and each
+/// start of the binary faulted in (and zeroed) two 2 MiB pages. Counted with the kernel's
+/// machine-wide `thp_fault_alloc`; where the machine's mode is not `madvise` (only mimalloc's
+/// arenas ask for huge pages then, so other processes cannot add to the count) the count says
+/// nothing and the test only says so.
+#[test]
+fn the_harness_binary_faults_in_no_huge_page_from_its_start() {
+    let mode =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if !mode.contains("[madvise]") {
+        eprintln!("skipped: transparent huge pages are not in `madvise` mode here ({mode:?})");
+        return;
+    }
+    let faults = || -> u64 {
+        std::fs::read_to_string("/proc/vmstat")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("thp_fault_alloc "))
+            .expect("/proc/vmstat has thp_fault_alloc")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let starts = 10;
+    let before = faults();
+    for _ in 0..starts {
+        let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    // Other tests' harness binaries start meanwhile; each of those faulted in two pages too,
+    // so fewer faults than starts holds only if none of them does.
+    let added = faults() - before;
+    assert!(
+        added < starts,
+        "{added} huge pages faulted in over {starts} starts of the harness binary"
+    );
+}

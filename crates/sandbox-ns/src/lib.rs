@@ -609,6 +609,28 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// Turns transparent huge pages off for the process before any of its code runs: an entry of
+/// the executable's `.preinit_array`, which the loader calls before every constructor and before
+/// Rust's runtime makes its first allocation. Every executable that links this crate has it
+/// (the harness binary, and its tests).
+///
+/// Why so early: mimalloc asks for huge pages on its arenas, and its first arena is reserved and
+/// touched by the runtime's first allocation, before `main`. Turned off from `main`, each start
+/// of the binary still faulted in and zeroed two or three 2 MiB pages, costly on a VM whose
+/// free memory the host takes back (benches/README.md, `sandbox_overhead`). The setting is kept
+/// across `fork` and `exec`, so the run supervisors and commands have it too.
+#[used]
+#[unsafe(link_section = ".preinit_array")]
+pub static THP_OFF_BEFORE_MAIN: extern "C" fn() = thp_off;
+
+extern "C" fn thp_off() {
+    // SAFETY: prctl with integer arguments only; it touches no memory of the process. What it
+    // returns is not checked: a kernel without the flag keeps its default, as before.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
