@@ -10,6 +10,7 @@ use crate::conversation::{AssistantBlock, Content, Context, Message, UserContent
 use crate::providers::stream::post;
 use crate::providers::transform::{IMAGE_ONLY_RESULT, normalize_id_anthropic, transform_messages};
 use crate::providers::transport::HttpRequest;
+use crate::providers::wire::object;
 use crate::providers::{ModelSpec, RequestOptions, ThinkingLevel};
 
 /// The request Pi would send for `context`: `POST {base_url}/v1/messages` with its headers.
@@ -87,12 +88,19 @@ pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions)
                     .get("required")
                     .cloned()
                     .unwrap_or_else(|| json!([]));
-                json!({
-                    "name": t.name,
-                    "description": t.description,
-                    "eager_input_streaming": true,
-                    "input_schema": {"type": "object", "properties": properties, "required": required},
-                })
+                object([
+                    ("name", json!(t.name)),
+                    ("description", json!(t.description)),
+                    ("eager_input_streaming", json!(true)),
+                    (
+                        "input_schema",
+                        object([
+                            ("type", json!("object")),
+                            ("properties", properties),
+                            ("required", required),
+                        ]),
+                    ),
+                ])
             })
             .collect();
         if let Some(Value::Object(last)) = tools.last_mut() {

@@ -19,6 +19,7 @@ use crate::providers::transform::{
     IMAGE_ONLY_RESULT, google_requires_tool_call_id, normalize_id_google, transform_messages,
 };
 use crate::providers::transport::HttpRequest;
+use crate::providers::wire::object;
 use crate::providers::{ModelSpec, RequestOptions, ThinkingLevel};
 
 /// The text of the user message that carries the images of a turn's tool results (models before
@@ -56,7 +57,11 @@ pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions)
             .tools
             .iter()
             .map(|t| {
-                json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
+                object([
+                    ("name", json!(t.name)),
+                    ("description", json!(t.description)),
+                    ("parametersJsonSchema", t.parameters.clone()),
+                ])
             })
             .collect();
         body.insert(

@@ -13,6 +13,7 @@ use crate::providers::transform::{
     IMAGE_ONLY_RESULT, normalize_id_openai_completions, transform_messages,
 };
 use crate::providers::transport::HttpRequest;
+use crate::providers::wire::object;
 use crate::providers::{MaxTokensField, ModelSpec, OpenAiCompat, RequestOptions, ThinkingLevel};
 
 /// The text of the user message that carries the images of a turn's tool results.
@@ -75,7 +76,10 @@ pub fn build_body(
                 if compat.supports_strict_mode {
                     function.insert("strict".into(), json!(false));
                 }
-                json!({"type": "function", "function": function})
+                object([
+                    ("type", json!("function")),
+                    ("function", Value::Object(function)),
+                ])
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -19,6 +19,7 @@ use crate::providers::transform::{
     IMAGE_ONLY_RESULT, normalize_id_openai_responses, short_hash, transform_messages_from,
 };
 use crate::providers::transport::HttpRequest;
+use crate::providers::wire::object;
 use crate::providers::{ModelSpec, RequestOptions, ThinkingLevel};
 
 /// The request Pi would send: `POST {base_url}/responses` with Bearer auth, and the session
@@ -67,13 +68,13 @@ pub fn build_body(spec: &ModelSpec, context: &Context, options: &RequestOptions)
             .tools
             .iter()
             .map(|t| {
-                json!({
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                    "strict": false,
-                })
+                object([
+                    ("type", json!("function")),
+                    ("name", json!(t.name)),
+                    ("description", json!(t.description)),
+                    ("parameters", t.parameters.clone()),
+                    ("strict", json!(false)),
+                ])
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

@@ -156,3 +156,15 @@ impl<F: Format> FormatOf<F> {
     /// The one value of the type, for `&'static dyn WireFormat`.
     pub const NEW: Self = FormatOf(PhantomData);
 }
+
+/// A JSON object of owned values, keys in the given order: what `json!({...})` builds, without
+/// `json!` copying each value once more through the serializer. The request builders use it
+/// for what they send every turn and would otherwise copy twice, each tool's schema first.
+pub fn object<'a>(entries: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect(),
+    )
+}
