@@ -10,7 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::agent::AgentEvent;
 use crate::events::{Reporter, RunnerEvent};
@@ -84,9 +84,12 @@ pub fn event_json(event: &RunnerEvent) -> Value {
         RunnerEvent::RunStarted { index, label } => {
             json!({"event": "run_started", "index": index, "label": label})
         }
-        RunnerEvent::Agent { index, event } => {
-            json!({"event": "agent", "index": index, "agent": agent_json(event)})
-        }
+        // Not `json!`, which would copy the agent's event once more through the serializer.
+        RunnerEvent::Agent { index, event } => Value::Object(Map::from_iter([
+            ("event".to_owned(), json!("agent")),
+            ("index".to_owned(), json!(index)),
+            ("agent".to_owned(), agent_json(event)),
+        ])),
         RunnerEvent::RunFinished { index, record } => {
             json!({"event": "run_finished", "index": index, "record": record})
         }
