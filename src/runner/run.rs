@@ -62,24 +62,27 @@ pub(super) async fn run_one(
         Ok(spec) => spec,
         Err(e) => return errored(run, ErrorKind::Authentication, e.to_string()),
     };
-    // Copying the fixture is file work: on a blocking thread, never on the runtime's workers.
+    // Copying the fixture and making the scratch folders is file work: on a blocking thread,
+    // never on the runtime's workers (on some file systems a folder made right after many were
+    // removed takes milliseconds).
     let created = {
         let (task, keep) = (task.clone(), options.keep_workspaces);
-        blocking(move || Workspace::create(&task, keep)).await
+        blocking(move || {
+            let workspace = Workspace::create(&task, keep)?;
+            Ok::<_, SetupError>((workspace, Scratch::new().map_err(SetupError::Scratch)?))
+        })
+        .await
     };
-    let workspace = match created {
-        Ok(ws) => ws,
-        Err(e) => {
+    let (workspace, scratch) = match created {
+        Ok(folders) => folders,
+        Err(SetupError::Workspace(e)) => {
             return errored(
                 run,
                 ErrorKind::Setup,
                 format!("failed to create the workspace: {e}"),
             );
         }
-    };
-    let scratch = match Scratch::new() {
-        Ok(dir) => dir,
-        Err(e) => {
+        Err(SetupError::Scratch(e)) => {
             return errored(
                 run,
                 ErrorKind::Setup,
@@ -356,6 +359,18 @@ pub(super) async fn run_one(
         .await;
     }
     redacted(&redactor, record)
+}
+
+/// What stopped a run's folders being made.
+enum SetupError {
+    Workspace(crate::workspace::WorkspaceError),
+    Scratch(std::io::Error),
+}
+
+impl From<crate::workspace::WorkspaceError> for SetupError {
+    fn from(e: crate::workspace::WorkspaceError) -> SetupError {
+        SetupError::Workspace(e)
+    }
 }
 
 /// Runs `work` on a blocking thread (file work never runs on the runtime's workers). A panic
