@@ -5,11 +5,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use serde_json::json;
-
 use crate::conversation::{AssistantBlock, Content, Message, UserContent};
-use crate::record::RunFile;
 use crate::record::ToolCallRecord;
+use crate::record::{Outcome, RunFile};
 
 use super::cells::{UserTurn, user_turns};
 
@@ -197,16 +195,30 @@ pub fn transcript_md(a: &RunFile) -> String {
 
 /// The JSON transcript of one run: identification, system prompt, messages, tool-call records.
 pub fn transcript_json(a: &RunFile) -> Result<String, serde_json::Error> {
+    /// The file's fields in order, borrowed: written in one pass, without first building the
+    /// whole conversation as a JSON tree.
+    #[derive(serde::Serialize)]
+    struct Transcript<'a> {
+        task: &'a str,
+        provider: &'a str,
+        model: &'a str,
+        epoch: u32,
+        outcome: &'a Outcome,
+        stop: &'a str,
+        system_prompt: &'a Option<String>,
+        messages: &'a [Message],
+        tool_calls: &'a [ToolCallRecord],
+    }
     let r = &a.record;
-    serde_json::to_string_pretty(&json!({
-        "task": r.task_id,
-        "provider": r.provider,
-        "model": r.model,
-        "epoch": r.epoch,
-        "outcome": r.outcome,
-        "stop": r.stop,
-        "system_prompt": a.system_prompt,
-        "messages": a.messages,
-        "tool_calls": a.tool_calls,
-    }))
+    serde_json::to_string_pretty(&Transcript {
+        task: &r.task_id,
+        provider: &r.provider,
+        model: &r.model,
+        epoch: r.epoch,
+        outcome: &r.outcome,
+        stop: &r.stop,
+        system_prompt: &a.system_prompt,
+        messages: &a.messages,
+        tool_calls: &a.tool_calls,
+    })
 }
