@@ -68,27 +68,17 @@ pub(super) async fn run_one(
     let created = {
         let (task, keep) = (task.clone(), options.keep_workspaces);
         blocking(move || {
-            let workspace = Workspace::create(&task, keep)?;
-            Ok::<_, SetupError>((workspace, Scratch::new().map_err(SetupError::Scratch)?))
+            let workspace = Workspace::create(&task, keep)
+                .map_err(|e| format!("failed to create the workspace: {e}"))?;
+            let scratch =
+                Scratch::new().map_err(|e| format!("failed to create a temp dir: {e}"))?;
+            Ok::<_, String>((workspace, scratch))
         })
         .await
     };
     let (workspace, scratch) = match created {
         Ok(folders) => folders,
-        Err(SetupError::Workspace(e)) => {
-            return errored(
-                run,
-                ErrorKind::Setup,
-                format!("failed to create the workspace: {e}"),
-            );
-        }
-        Err(SetupError::Scratch(e)) => {
-            return errored(
-                run,
-                ErrorKind::Setup,
-                format!("failed to create a temp dir: {e}"),
-            );
-        }
+        Err(reason) => return errored(run, ErrorKind::Setup, reason),
     };
     let jail = options
         .sandbox
@@ -359,18 +349,6 @@ pub(super) async fn run_one(
         .await;
     }
     redacted(&redactor, record)
-}
-
-/// What stopped a run's folders being made.
-enum SetupError {
-    Workspace(crate::workspace::WorkspaceError),
-    Scratch(std::io::Error),
-}
-
-impl From<crate::workspace::WorkspaceError> for SetupError {
-    fn from(e: crate::workspace::WorkspaceError) -> SetupError {
-        SetupError::Workspace(e)
-    }
 }
 
 /// Runs `work` on a blocking thread (file work never runs on the runtime's workers). A panic
