@@ -73,7 +73,8 @@ struct Outgoing {
 #[derive(Default)]
 struct Pending {
     spawned: Option<oneshot::Sender<io::Result<i32>>>,
-    exited: Option<oneshot::Sender<i32>>,
+    /// The raw wait status, and whether nothing the command started was left.
+    exited: Option<oneshot::Sender<(i32, bool)>>,
     cleaned: Option<oneshot::Sender<()>>,
 }
 
@@ -139,9 +140,9 @@ impl Control {
                     }
                 }
             }
-            Reply::Exited { id, status } => {
+            Reply::Exited { id, status, clean } => {
                 if let Some(tx) = pending.get_mut(&id).and_then(|p| p.exited.take()) {
-                    let _gone = tx.send(status);
+                    let _gone = tx.send((status, clean));
                 }
             }
             Reply::Cleaned { id } => {
@@ -366,6 +367,7 @@ impl RunSandbox {
             control: control.clone(),
             exited: Some(exited_rx),
             status: None,
+            left_nothing: false,
         };
         match spawned_rx.await {
             Ok(Ok(_pid)) => Ok(command),
@@ -439,8 +441,11 @@ impl Drop for RunSandbox {
 pub(crate) struct SandboxedCommand {
     id: u64,
     control: Arc<Control>,
-    exited: Option<oneshot::Receiver<i32>>,
+    exited: Option<oneshot::Receiver<(i32, bool)>>,
     status: Option<i32>,
+    /// The supervisor found nothing the command started left when its shell ended: cleaning
+    /// after it has nothing to do.
+    left_nothing: bool,
 }
 
 impl SandboxedCommand {
@@ -453,8 +458,9 @@ impl SandboxedCommand {
             return Err(self.control.gone());
         };
         match exited.await {
-            Ok(status) => {
+            Ok((status, left_nothing)) => {
                 self.status = Some(status);
+                self.left_nothing = left_nothing;
                 self.exited = None;
                 Ok(status)
             }
@@ -471,8 +477,13 @@ impl SandboxedCommand {
             .send(&Request::KillGroup { id: self.id }, Vec::new());
     }
 
-    /// Kills everything the command started, and waits until it is done.
+    /// Kills everything the command started, and waits until it is done: at once when the
+    /// supervisor said, as the shell ended, that nothing was left (the supervisor has forgotten
+    /// the command then; one round trip less per command).
     pub(crate) async fn clean(&mut self) {
+        if self.left_nothing {
+            return;
+        }
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = self.control.pending();
@@ -489,6 +500,9 @@ impl SandboxedCommand {
     /// Asks for the command's processes to be killed, without waiting (a command dropped before
     /// it was cleaned).
     pub(crate) fn clean_later(&self) {
+        if self.left_nothing {
+            return;
+        }
         self.control
             .send(&Request::Clean { id: self.id }, Vec::new());
     }

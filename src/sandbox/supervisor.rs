@@ -258,29 +258,7 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
         return;
     }
     for _ in 0..MAX_PASSES {
-        let roots: Vec<i32> = shared
-            .lock()
-            .commands
-            .values()
-            .filter(|c| c.running)
-            .map(|c| c.pid)
-            .collect();
-        let mut found = Vec::new();
-        for other in processes() {
-            // Zombies are dead already (the reaper takes them); their environ reads empty.
-            if other == me || is_zombie(other) {
-                continue;
-            }
-            let environ = std::fs::read(format!("/proc/{other}/environ")).unwrap_or_default();
-            let mut vars = environ.split(|b| *b == 0);
-            let tagged_here = vars.clone().any(|v| v == entry.as_bytes());
-            let untagged = !vars.any(|v| v.starts_with(TAG_VAR.as_bytes()));
-            // An orphan that dropped its tag: re-parented here, not one of the commands.
-            let orphan = untagged && parent_of(other) == Some(me) && !roots.contains(&other);
-            if tagged_here || orphan {
-                found.push(other);
-            }
-        }
+        let found = left_over(shared, &entry, me);
         if found.is_empty() {
             break;
         }
@@ -289,6 +267,35 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// The processes a command whose tag variable is `entry` left: those carrying its tag, and every
+/// orphan that carries no tag (re-parented to `me`, PID 1, and not one of the commands).
+fn left_over(shared: &Shared, entry: &str, me: i32) -> Vec<i32> {
+    let roots: Vec<i32> = shared
+        .lock()
+        .commands
+        .values()
+        .filter(|c| c.running)
+        .map(|c| c.pid)
+        .collect();
+    let mut found = Vec::new();
+    for other in processes() {
+        // Zombies are dead already (the reaper takes them); their environ reads empty.
+        if other == me || is_zombie(other) {
+            continue;
+        }
+        let environ = std::fs::read(format!("/proc/{other}/environ")).unwrap_or_default();
+        let mut vars = environ.split(|b| *b == 0);
+        let tagged_here = vars.clone().any(|v| v == entry.as_bytes());
+        let untagged = !vars.any(|v| v.starts_with(TAG_VAR.as_bytes()));
+        // An orphan that dropped its tag: re-parented here, not one of the commands.
+        let orphan = untagged && parent_of(other) == Some(me) && !roots.contains(&other);
+        if tagged_here || orphan {
+            found.push(other);
+        }
+    }
+    found
 }
 
 /// Every process of the sandbox but this one, killed (the harness is gone).
@@ -383,14 +390,26 @@ fn reap(shared: &Shared) {
             .find(|(_, c)| c.pid == pid.as_raw() && c.running)
             .map(|(id, c)| {
                 c.running = false;
-                (*id, c.cleaned)
+                (*id, c.cleaned, c.tag.clone())
             });
-        if let Some((id, true)) = done {
+        if let Some((id, true, _)) = done {
             state.commands.remove(&id);
         }
         drop(state);
-        if let Some((id, _)) = done {
-            shared.reply(&Reply::Exited { id, status: raw });
+        if let Some((id, _, tag)) = done {
+            // Nothing the command started is left (the common case): what a `clean` would find
+            // now, so the harness need not ask for one. Whatever the command started exists by
+            // now, since only its own processes could start more.
+            let me = std::process::id() as i32;
+            let clean = me == 1 && left_over(shared, &format!("{TAG_VAR}={tag}"), me).is_empty();
+            if clean {
+                shared.lock().commands.remove(&id);
+            }
+            shared.reply(&Reply::Exited {
+                id,
+                status: raw,
+                clean,
+            });
         }
     }
 }

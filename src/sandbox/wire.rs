@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// Changes whenever a message changes, the sandbox maker's ([`super::zygote`]) included: the
 /// supervisor and the maker are the harness binary itself, and one of another build must not be
 /// spoken to (a maker's first sandbox says this protocol, or the maker is not used).
-pub const PROTOCOL: &str = "harness-sandbox-2";
+pub const PROTOCOL: &str = "harness-sandbox-3";
 
 /// The largest frame either side accepts (a command's script and environment included).
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
@@ -65,8 +65,9 @@ pub enum Reply {
         errno: Option<i32>,
         message: String,
     },
-    /// The command's shell ended with this raw wait status.
-    Exited { id: u64, status: i32 },
+    /// The command's shell ended with this raw wait status. `clean`: nothing the command
+    /// started was left when it ended, so a `clean` has nothing to do and need not be sent.
+    Exited { id: u64, status: i32, clean: bool },
     /// Everything the command started is dead.
     Cleaned { id: u64 },
 }
