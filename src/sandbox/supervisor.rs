@@ -252,13 +252,12 @@ fn handle(shared: &Shared, reader: &mut wire::Reader, request: Request) {
 /// orphan that carries no tag, pass after pass until none is left.
 fn clean(shared: &Shared, pid: i32, tag: &str) {
     let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    let entry = format!("{TAG_VAR}={tag}");
     let me = std::process::id() as i32;
     if me != 1 {
         return;
     }
     for _ in 0..MAX_PASSES {
-        let found = left_over(shared, &entry, me);
+        let found = left_over(shared, tag, me);
         if found.is_empty() {
             break;
         }
@@ -269,9 +268,10 @@ fn clean(shared: &Shared, pid: i32, tag: &str) {
     }
 }
 
-/// The processes a command whose tag variable is `entry` left: those carrying its tag, and every
-/// orphan that carries no tag (re-parented to `me`, PID 1, and not one of the commands).
-fn left_over(shared: &Shared, entry: &str, me: i32) -> Vec<i32> {
+/// The processes the command tagged `tag` left: those carrying its tag, and every orphan that
+/// carries no tag (re-parented to `me`, PID 1, and not one of the commands).
+fn left_over(shared: &Shared, tag: &str, me: i32) -> Vec<i32> {
+    let entry = format!("{TAG_VAR}={tag}");
     let roots: Vec<i32> = shared
         .lock()
         .commands
@@ -396,12 +396,13 @@ fn reap(shared: &Shared) {
             state.commands.remove(&id);
         }
         drop(state);
-        if let Some((id, _, tag)) = done {
+        if let Some((id, cleaned, tag)) = done {
             // Nothing the command started is left (the common case): what a `clean` would find
             // now, so the harness need not ask for one. Whatever the command started exists by
-            // now, since only its own processes could start more.
+            // now, since only its own processes could start more. A command already cleaned
+            // (a timeout, an abort) is not looked at again: its `cleaned` reply answers.
             let me = std::process::id() as i32;
-            let clean = me == 1 && left_over(shared, &format!("{TAG_VAR}={tag}"), me).is_empty();
+            let clean = !cleaned && me == 1 && left_over(shared, &tag, me).is_empty();
             if clean {
                 shared.lock().commands.remove(&id);
             }
