@@ -10,7 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::agent::AgentEvent;
 use crate::events::{Reporter, RunnerEvent};
@@ -63,85 +63,128 @@ impl EventLog {
 
 impl Reporter for EventLog {
     fn event(&self, event: &RunnerEvent) {
-        let mut line = event_json(event);
-        line["at"] = json!(
-            chrono::Utc::now()
-                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-                .to_string()
-        );
+        let at = chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
+        let mut line = Vec::with_capacity(256);
+        if serde_json::to_writer(&mut line, &Line { event, at: &at }).is_err() {
+            return;
+        }
+        line.push(b'\n');
         let mut out = self.out.lock().expect("event log");
         // A full disk must not stop the run; the report says what it can.
-        let _ = serde_json::to_writer(&mut *out, &line);
-        let _ = out.write_all(b"\n");
+        let _ = out.write_all(&line);
         let _ = out.flush();
     }
 }
 
-/// One event as JSON (without its time).
-pub fn event_json(event: &RunnerEvent) -> Value {
-    match event {
-        RunnerEvent::SuiteStarted { runs } => json!({"event": "suite_started", "runs": runs}),
-        RunnerEvent::RunStarted { index, label } => {
-            json!({"event": "run_started", "index": index, "label": label})
+/// One event's line: `event`, the event's fields, then `at`; an agent event nested under
+/// `agent`. Serialised straight from the event, without a JSON tree of it first.
+struct Line<'a> {
+    event: &'a RunnerEvent,
+    at: &'a str,
+}
+
+impl Serialize for Line<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_map(None)?;
+        match self.event {
+            RunnerEvent::SuiteStarted { runs } => {
+                m.serialize_entry("event", "suite_started")?;
+                m.serialize_entry("runs", runs)?;
+            }
+            RunnerEvent::RunStarted { index, label } => {
+                m.serialize_entry("event", "run_started")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("label", label)?;
+            }
+            RunnerEvent::Agent { index, event } => {
+                m.serialize_entry("event", "agent")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("agent", &AgentLine(event))?;
+            }
+            RunnerEvent::RunFinished { index, record } => {
+                m.serialize_entry("event", "run_finished")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("record", record)?;
+            }
+            RunnerEvent::CassetteWritten { index, path } => {
+                m.serialize_entry("event", "cassette_written")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("path", &path.to_string_lossy())?;
+            }
+            RunnerEvent::CassetteNotWritten { index, reason } => {
+                m.serialize_entry("event", "cassette_not_written")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("reason", reason)?;
+            }
+            RunnerEvent::CassetteProposed { index, path } => {
+                m.serialize_entry("event", "cassette_proposed")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("path", &path.to_string_lossy())?;
+            }
+            RunnerEvent::Notice { index, message } => {
+                m.serialize_entry("event", "notice")?;
+                m.serialize_entry("index", index)?;
+                m.serialize_entry("message", message)?;
+            }
         }
-        // Not `json!`, which would copy the agent's event once more through the serializer.
-        RunnerEvent::Agent { index, event } => Value::Object(Map::from_iter([
-            ("event".to_owned(), json!("agent")),
-            ("index".to_owned(), json!(index)),
-            ("agent".to_owned(), agent_json(event)),
-        ])),
-        RunnerEvent::RunFinished { index, record } => {
-            json!({"event": "run_finished", "index": index, "record": record})
-        }
-        RunnerEvent::CassetteWritten { index, path } => {
-            json!({"event": "cassette_written", "index": index, "path": path})
-        }
-        RunnerEvent::CassetteNotWritten { index, reason } => {
-            json!({"event": "cassette_not_written", "index": index, "reason": reason})
-        }
-        RunnerEvent::CassetteProposed { index, path } => {
-            json!({"event": "cassette_proposed", "index": index, "path": path})
-        }
-        RunnerEvent::Notice { index, message } => {
-            json!({"event": "notice", "index": index, "message": message})
-        }
+        m.serialize_entry("at", self.at)?;
+        m.end()
     }
 }
 
-fn agent_json(event: &AgentEvent) -> Value {
-    match event {
-        AgentEvent::TurnStarted { turn } => json!({"event": "turn_started", "turn": turn}),
-        AgentEvent::ModelReply {
-            turn,
-            message,
-            elapsed,
-        } => json!({
-            "event": "model_reply",
-            "turn": turn,
-            "elapsed_ms": elapsed.as_millis() as u64,
-            "message": message,
-        }),
-        AgentEvent::ToolCallStarted { turn, call } => {
-            json!({"event": "tool_call_started", "turn": turn, "call": call})
+/// An agent event, under `agent` in its line.
+struct AgentLine<'a>(&'a AgentEvent);
+
+impl Serialize for AgentLine<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut m = serializer.serialize_map(None)?;
+        match self.0 {
+            AgentEvent::TurnStarted { turn } => {
+                m.serialize_entry("event", "turn_started")?;
+                m.serialize_entry("turn", turn)?;
+            }
+            AgentEvent::ModelReply {
+                turn,
+                message,
+                elapsed,
+            } => {
+                m.serialize_entry("event", "model_reply")?;
+                m.serialize_entry("turn", turn)?;
+                m.serialize_entry("elapsed_ms", &millis(elapsed))?;
+                m.serialize_entry("message", message)?;
+            }
+            AgentEvent::ToolCallStarted { turn, call } => {
+                m.serialize_entry("event", "tool_call_started")?;
+                m.serialize_entry("turn", turn)?;
+                m.serialize_entry("call", call)?;
+            }
+            AgentEvent::ToolCallFinished {
+                turn,
+                call_id,
+                tool_name,
+                is_error,
+                elapsed,
+            } => {
+                m.serialize_entry("event", "tool_call_finished")?;
+                m.serialize_entry("turn", turn)?;
+                m.serialize_entry("call_id", call_id)?;
+                m.serialize_entry("tool_name", tool_name)?;
+                m.serialize_entry("is_error", is_error)?;
+                m.serialize_entry("elapsed_ms", &millis(elapsed))?;
+            }
+            AgentEvent::RunFinished { stop } => {
+                m.serialize_entry("event", "run_finished")?;
+                m.serialize_entry("stop", &stop.label())?;
+            }
         }
-        AgentEvent::ToolCallFinished {
-            turn,
-            call_id,
-            tool_name,
-            is_error,
-            elapsed,
-        } => json!({
-            "event": "tool_call_finished",
-            "turn": turn,
-            "call_id": call_id,
-            "tool_name": tool_name,
-            "is_error": is_error,
-            "elapsed_ms": elapsed.as_millis() as u64,
-        }),
-        AgentEvent::RunFinished { stop } => {
-            json!({"event": "run_finished", "stop": stop.label()})
-        }
+        m.end()
     }
+}
+
+fn millis(elapsed: &std::time::Duration) -> u64 {
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -149,6 +192,8 @@ mod tests {
     use std::time::Duration;
 
     use std::sync::Arc;
+
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::agent::StopCause;
@@ -231,5 +276,79 @@ mod tests {
         assert_eq!(lines[4]["agent"]["stop"], "completed");
         assert_eq!(lines[5]["record"]["outcome"], "skipped");
         assert!(lines[0]["at"].as_str().unwrap().ends_with('Z'));
+    }
+
+    #[test]
+    fn a_line_holds_the_event_s_fields_in_order_then_its_time() {
+        use crate::conversation::AssistantMessage;
+        let line = |event: &RunnerEvent| {
+            serde_json::to_string(&Line {
+                event,
+                at: "2026-12-04T06:00:00.123Z",
+            })
+            .unwrap()
+        };
+        let reply = RunnerEvent::Agent {
+            index: 3,
+            event: AgentEvent::ModelReply {
+                turn: 2,
+                message: Box::new(AssistantMessage::interrupted(
+                    "openai-completions",
+                    "openai",
+                    "m",
+                    "stopped \u{1F600} \"quoted\"".into(),
+                )),
+                elapsed: Duration::from_micros(41_900),
+            },
+        };
+        let text = line(&reply);
+        assert!(
+            text.starts_with(
+                r#"{"event":"agent","index":3,"agent":{"event":"model_reply","turn":2,"elapsed_ms":41,"message":{"#
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(r#"},"at":"2026-12-04T06:00:00.123Z"}"#), "{text}");
+        // The message as the transcripts show it.
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        let RunnerEvent::Agent {
+            event: AgentEvent::ModelReply { message, .. },
+            ..
+        } = &reply
+        else {
+            unreachable!()
+        };
+        assert_eq!(parsed["agent"]["message"], serde_json::to_value(message).unwrap());
+        assert_eq!(
+            line(&RunnerEvent::CassetteWritten {
+                index: 0,
+                path: "cassettes/t/p--m.yaml".into(),
+            }),
+            r#"{"event":"cassette_written","index":0,"path":"cassettes/t/p--m.yaml","at":"2026-12-04T06:00:00.123Z"}"#
+        );
+        assert_eq!(
+            line(&RunnerEvent::Agent {
+                index: 1,
+                event: AgentEvent::ToolCallFinished {
+                    turn: 4,
+                    call_id: "c9".into(),
+                    tool_name: "edit".into(),
+                    is_error: true,
+                    elapsed: Duration::from_millis(7),
+                },
+            }),
+            r#"{"event":"agent","index":1,"agent":{"event":"tool_call_finished","turn":4,"call_id":"c9","tool_name":"edit","is_error":true,"elapsed_ms":7},"at":"2026-12-04T06:00:00.123Z"}"#
+        );
+        // A path that is not UTF-8 is written lossily, not dropped.
+        let odd = std::path::PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
+            b"c/\xff.yaml".to_vec(),
+        ));
+        assert!(
+            line(&RunnerEvent::CassetteProposed {
+                index: 2,
+                path: odd
+            })
+            .contains("\"path\":\"c/\u{FFFD}.yaml\""),
+        );
     }
 }

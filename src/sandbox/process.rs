@@ -36,6 +36,7 @@
 
 use std::collections::BTreeSet;
 use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -80,6 +81,41 @@ static OWN_CHILDREN: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// insert the child's pid; remove it once the child is waited for.
 pub(crate) fn own_children() -> MutexGuard<'static, BTreeSet<i32>> {
     OWN_CHILDREN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The file `execvp` would run for `program` under the `PATH` of `env` (glibc's default,
+/// `/bin:/usr/bin`, when it has none), found the way `execvp` tries them: `program` itself when
+/// it names a path, else the first executable regular file of that name in a `PATH` folder (an
+/// empty entry is `cwd`), else `program` unchanged, for the spawn to fail as `execvp` would.
+///
+/// Why: std spawns a program named without a path, under an environment that sets `PATH`, by
+/// `fork` and `execvp`, which copies the spawner's page tables (the whole harness outside
+/// `isolated`, the supervisor inside it) and faults on every page either side writes next; a
+/// path spawns through `posix_spawn`, which shares the memory until the exec. The checks' shell
+/// is `bash` from `PATH`.
+pub(crate) fn resolve_program(program: &Path, env: &[(String, String)], cwd: &Path) -> PathBuf {
+    let name = program.as_os_str();
+    if name.is_empty() || name.as_encoded_bytes().contains(&b'/') {
+        return program.to_path_buf();
+    }
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map_or("/bin:/usr/bin", |(_, v)| v.as_str());
+    path.split(':')
+        .map(|dir| {
+            if dir.is_empty() {
+                cwd.join(program)
+            } else {
+                Path::new(dir).join(program)
+            }
+        })
+        .find(|candidate| {
+            candidate.is_file()
+                && rustix::fs::access(candidate.as_path(), rustix::fs::Access::EXEC_OK).is_ok()
+        })
+        .unwrap_or_else(|| program.to_path_buf())
 }
 
 /// Spawns `cmd` as an own child ([`own_children`]): registered under the lock from before the
@@ -388,6 +424,48 @@ mod tests {
                 return found;
             }
         }
+    }
+
+    #[test]
+    fn a_program_is_found_on_path_as_execvp_finds_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, cwd) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        for d in [&a, &b, &cwd] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let file = |p: &Path, mode: u32| {
+            std::fs::write(p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        // Not executable in `a` (execvp goes on), a folder of the name in `b` (so does it),
+        // executable in `cwd` (an empty entry) and again in `b`'s sibling.
+        file(&a.join("tool"), 0o644);
+        std::fs::create_dir(b.join("tool")).unwrap();
+        file(&cwd.join("tool"), 0o755);
+        let env = |path: &str| vec![("PATH".to_owned(), path.to_owned())];
+        let path = format!("{}:{}::/nowhere", a.display(), b.display());
+        let found = resolve_program(Path::new("tool"), &env(&path), &cwd);
+        assert_eq!(found, cwd.join("tool"));
+        // The last PATH of the environment is the one the command gets.
+        let mut twice = env("/nowhere");
+        twice.extend(env(&format!("{}:{}", a.display(), cwd.display())));
+        assert_eq!(
+            resolve_program(Path::new("tool"), &twice, Path::new("/")),
+            cwd.join("tool")
+        );
+        // Nowhere on PATH, or named by a path: as given.
+        assert_eq!(
+            resolve_program(Path::new("tool"), &env(&a.display().to_string()), &cwd),
+            Path::new("tool")
+        );
+        assert_eq!(
+            resolve_program(Path::new("./tool"), &env(&path), &cwd),
+            Path::new("./tool")
+        );
+        // No PATH at all: glibc's default.
+        let sh = resolve_program(Path::new("sh"), &[], &cwd);
+        assert!(sh == Path::new("/bin/sh") || sh == Path::new("/usr/bin/sh"), "{sh:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 
 use super::bwrap::CommandSpec;
-use super::process::{TAG_VAR, Tags, kill_tagged, own_children, spawn_own};
+use super::process::{TAG_VAR, Tags, kill_tagged, own_children, resolve_program, spawn_own};
 
 /// Spawns `spec` directly (outside `isolated`), tagged with a fresh tag of `tags`, as `user`
 /// when given.
@@ -21,8 +21,16 @@ pub(crate) fn spawn(
     user: Option<&super::user::CommandUser>,
 ) -> io::Result<Spawned> {
     let tag = tags.next();
-    let mut cmd = tokio::process::Command::new(spec.shell);
-    cmd.arg("-c")
+    // Found here, so that std spawns it without copying the harness (`resolve_program`); as
+    // another user, std forks anyway, and that user's `execvp` looks it up as before.
+    let shell = match user {
+        None => resolve_program(spec.shell, spec.env, spec.cwd),
+        Some(_) => spec.shell.to_path_buf(),
+    };
+    let mut cmd = tokio::process::Command::new(shell);
+    // `$0` stays the name as given.
+    cmd.arg0(spec.shell)
+        .arg("-c")
         .arg(spec.script)
         .current_dir(spec.cwd)
         .env_clear()

@@ -32,7 +32,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use super::process::TAG_VAR;
+use super::process::{TAG_VAR, resolve_program};
 use super::wire::{self, Reply, Request};
 
 /// The argument that starts the binary as a supervisor.
@@ -178,8 +178,12 @@ fn handle(shared: &Shared, reader: &mut wire::Reader, request: Request) {
                 });
                 return;
             };
-            let mut cmd = Command::new(&shell);
-            cmd.arg("-c")
+            // Found here, inside the sandbox: the spawn then shares the supervisor's memory
+            // instead of copying it (`resolve_program`).
+            let mut cmd = Command::new(resolve_program(&shell, &env, &cwd));
+            // `$0` stays the name as given.
+            std::os::unix::process::CommandExt::arg0(&mut cmd, &shell)
+                .arg("-c")
                 .arg(&script)
                 .current_dir(&cwd)
                 .env_clear()

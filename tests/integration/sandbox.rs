@@ -1154,6 +1154,71 @@ async fn the_full_output_file_can_be_read_back_in_every_tier() {
     }
 }
 
+#[tokio::test]
+async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
+    // The checks' shell is `bash` from the command's PATH: the harness (or the supervisor,
+    // inside the sandbox) looks it up as execvp would, and `$0` stays `bash`.
+    let mut sandboxes = vec![
+        Sandbox::detect(Some(Tier::None)),
+        Sandbox::detect(Some(Tier::Workspace)),
+    ];
+    if let Some(isolated) =
+        isolated_or_skip("a_check_runs_the_bash_its_path_finds_first_in_every_tier (isolated)")
+    {
+        sandboxes.push(isolated);
+    }
+    for sandbox in sandboxes {
+        let (_dir, ws, _outside) = workspace_and_outside();
+        let bin = ws.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let fake = bin.join("bash");
+        std::fs::write(&fake, "#!/bin/sh\necho \"a bash of the task's own: $2\"\n").unwrap();
+        std::fs::set_permissions(
+            &fake,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let scratch = Scratch::new().unwrap();
+        let jail = sandbox.jail(&ws).with_scratch(&scratch);
+        let tasks = tempfile::tempdir().unwrap();
+        let task = |path: &str| {
+            let folder = tasks.path().join("t");
+            std::fs::create_dir_all(folder.join("repo")).unwrap();
+            std::fs::write(
+                folder.join("task.yaml"),
+                format!(
+                    "id: t\nprompt: p\nenv: {{PATH: \"{path}\"}}\nchecks:\n  - name: shell\n    run: 'echo \"$0\"'\n    expect_exit: 0\n"
+                ),
+            )
+            .unwrap();
+            let mut problems = Vec::new();
+            let task = harness::tasks::load_task(&folder, &Default::default(), &mut problems);
+            assert!(problems.is_empty(), "{problems:?}");
+            task.unwrap()
+        };
+        let env = |task: &harness::tasks::Task| {
+            harness::sandbox::env::run_env(&[], scratch.home(), scratch.tmp(), &task.env)
+        };
+        let first = task(&format!("{}:/usr/bin:/bin", bin.display()));
+        let checks = harness::scoring::run_checks_in(&first, &jail, &ws, &env(&first)).await;
+        assert!(
+            checks[0].detail.contains("a bash of the task's own: echo \"$0\""),
+            "{}: {}",
+            sandbox.name(),
+            checks[0].detail
+        );
+        let usual = task("/nowhere:/usr/bin:/bin");
+        let checks = harness::scoring::run_checks_in(&usual, &jail, &ws, &env(&usual)).await;
+        assert!(checks[0].passed, "{}: {}", sandbox.name(), checks[0].detail);
+        assert!(
+            checks[0].detail.ends_with("--- stdout ---\nbash"),
+            "{}: {}",
+            sandbox.name(),
+            checks[0].detail
+        );
+    }
+}
+
 // ------------------------------------------------------------------------------------------------
 // Point 8: Pi fidelity, through the binary
 // ------------------------------------------------------------------------------------------------
