@@ -308,7 +308,10 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.ends_with(r#"},"at":"2026-12-04T06:00:00.123Z"}"#), "{text}");
+        assert!(
+            text.ends_with(r#"},"at":"2026-12-04T06:00:00.123Z"}"#),
+            "{text}"
+        );
         // The message as the transcripts show it.
         let parsed: Value = serde_json::from_str(&text).unwrap();
         let RunnerEvent::Agent {
@@ -318,7 +321,10 @@ mod tests {
         else {
             unreachable!()
         };
-        assert_eq!(parsed["agent"]["message"], serde_json::to_value(message).unwrap());
+        assert_eq!(
+            parsed["agent"]["message"],
+            serde_json::to_value(message).unwrap()
+        );
         assert_eq!(
             line(&RunnerEvent::CassetteWritten {
                 index: 0,
@@ -340,9 +346,11 @@ mod tests {
             r#"{"event":"agent","index":1,"agent":{"event":"tool_call_finished","turn":4,"call_id":"c9","tool_name":"edit","is_error":true,"elapsed_ms":7},"at":"2026-12-04T06:00:00.123Z"}"#
         );
         // A path that is not UTF-8 is written lossily, not dropped.
-        let odd = std::path::PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
-            b"c/\xff.yaml".to_vec(),
-        ));
+        let odd = std::path::PathBuf::from(
+            <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
+                b"c/\xff.yaml".to_vec(),
+            ),
+        );
         assert!(
             line(&RunnerEvent::CassetteProposed {
                 index: 2,

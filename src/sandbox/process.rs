@@ -430,7 +430,11 @@ mod tests {
     fn a_program_is_found_on_path_as_execvp_finds_it() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
-        let (a, b, cwd) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        let (a, b, cwd) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
         for d in [&a, &b, &cwd] {
             std::fs::create_dir(d).unwrap();
         }
@@ -465,7 +469,10 @@ mod tests {
         );
         // No PATH at all: glibc's default.
         let sh = resolve_program(Path::new("sh"), &[], &cwd);
-        assert!(sh == Path::new("/bin/sh") || sh == Path::new("/usr/bin/sh"), "{sh:?}");
+        assert!(
+            sh == Path::new("/bin/sh") || sh == Path::new("/usr/bin/sh"),
+            "{sh:?}"
+        );
     }
 
     #[test]

@@ -1173,11 +1173,8 @@ async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
         std::fs::create_dir(&bin).unwrap();
         let fake = bin.join("bash");
         std::fs::write(&fake, "#!/bin/sh\necho \"a bash of the task's own: $2\"\n").unwrap();
-        std::fs::set_permissions(
-            &fake,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let scratch = Scratch::new().unwrap();
         let jail = sandbox.jail(&ws).with_scratch(&scratch);
         let tasks = tempfile::tempdir().unwrap();
@@ -1202,7 +1199,9 @@ async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
         let first = task(&format!("{}:/usr/bin:/bin", bin.display()));
         let checks = harness::scoring::run_checks_in(&first, &jail, &ws, &env(&first)).await;
         assert!(
-            checks[0].detail.contains("a bash of the task's own: echo \"$0\""),
+            checks[0]
+                .detail
+                .contains("a bash of the task's own: echo \"$0\""),
             "{}: {}",
             sandbox.name(),
             checks[0].detail
