@@ -85,6 +85,8 @@ struct Control {
     pending: Mutex<HashMap<u64, Pending>>,
     /// Why the sandbox is gone, once it is.
     ended: Mutex<Option<String>>,
+    /// The sandbox's network namespace, as its supervisor sent it when ready.
+    network: Mutex<Option<OwnedFd>>,
     next_id: AtomicU64,
 }
 
@@ -284,6 +286,7 @@ impl RunSandbox {
             outgoing: tx,
             pending: Mutex::new(HashMap::new()),
             ended: Mutex::new(None),
+            network: Mutex::new(None),
             next_id: AtomicU64::new(1),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -392,6 +395,12 @@ impl RunSandbox {
         for task in self.tasks.drain(..) {
             task.abort();
         }
+        let network = self
+            .control
+            .network
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let Some(mut process) = self.process.take() else {
             return;
         };
@@ -410,6 +419,10 @@ impl RunSandbox {
                         }
                     }
                     unown(&process);
+                    // Ended: its namespace now lives on that descriptor alone.
+                    if let Some(network) = network {
+                        release_network_namespace(network);
+                    }
                     super::process::reap_now_and_then();
                 });
             }
@@ -434,6 +447,42 @@ impl std::fmt::Debug for RunSandbox {
 impl Drop for RunSandbox {
     fn drop(&mut self) {
         self.shut();
+    }
+}
+
+/// How many ended sandboxes' network namespaces are released at once.
+const NETWORK_NAMESPACE_BATCH: usize = 8;
+
+/// The ended sandboxes' network namespaces not released yet.
+static ENDED_NETWORK_NAMESPACES: Mutex<EndedNamespaces> = Mutex::new(EndedNamespaces(Vec::new()));
+
+/// Releases `network`, the network namespace of a sandbox that has ended (its descriptor the
+/// last hold on it), with others: every [`NETWORK_NAMESPACE_BATCH`]-th is closed with those
+/// before it. The kernel tears network namespaces down in a worker that takes every namespace
+/// released meanwhile as one batch, and part of its work is once per batch (it walks the
+/// machine's whole TCP hash table for each): released one by one, a run's namespace cost more
+/// there than making it (`benches/README.md`, `sandbox_overhead`). An ended namespace holds
+/// nothing (no process, no socket, loopback down); at most a batch less one wait, until the
+/// harness ends.
+fn release_network_namespace(network: OwnedFd) {
+    let batch = ENDED_NETWORK_NAMESPACES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add(network);
+    drop(batch);
+}
+
+/// Ended sandboxes' network namespaces, released [`NETWORK_NAMESPACE_BATCH`] at a time.
+struct EndedNamespaces(Vec<OwnedFd>);
+
+impl EndedNamespaces {
+    /// Keeps `network`; once a batch is kept, hands all of it back, to close.
+    fn add(&mut self, network: OwnedFd) -> Vec<OwnedFd> {
+        self.0.push(network);
+        if self.0.len() < NETWORK_NAMESPACE_BATCH {
+            return Vec::new();
+        }
+        std::mem::take(&mut self.0)
     }
 }
 
@@ -565,6 +614,11 @@ async fn read_replies(control: Arc<Control>, ready: oneshot::Sender<String>) {
         loop {
             match reader.next_frame::<Reply>() {
                 Ok(Some(Reply::Ready { protocol })) => {
+                    // The first frame: the first descriptor is its network namespace's.
+                    if protocol == wire::PROTOCOL {
+                        *control.network.lock().unwrap_or_else(|e| e.into_inner()) =
+                            reader.take_fd();
+                    }
                     if let Some(tx) = ready.take() {
                         let _gone = tx.send(protocol);
                     }
@@ -622,5 +676,39 @@ async fn keep_stderr<R: tokio::io::AsyncRead + Unpin>(
         let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
         let room = STDERR_KEPT.saturating_sub(kept.len());
         kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ended_namespaces_are_kept_until_a_batch_is_full_then_closed_together() {
+        let mut ended = EndedNamespaces(Vec::new());
+        let mut readers = Vec::new();
+        let open = |reader: &OwnedFd| {
+            // A pipe's read end sees its end only once its write end is closed.
+            let mut fds = [rustix::event::PollFd::new(
+                reader,
+                rustix::event::PollFlags::IN,
+            )];
+            let zero = rustix::event::Timespec::try_from(std::time::Duration::ZERO).unwrap();
+            rustix::event::poll(&mut fds, Some(&zero)).unwrap() == 0
+        };
+        for i in 1..=NETWORK_NAMESPACE_BATCH {
+            let (read, write) = rustix::pipe::pipe().unwrap();
+            readers.push(read);
+            let closed = ended.add(write);
+            if i < NETWORK_NAMESPACE_BATCH {
+                assert!(closed.is_empty(), "released at {i}");
+                assert!(readers.iter().all(open), "a kept one was closed at {i}");
+            } else {
+                assert_eq!(closed.len(), NETWORK_NAMESPACE_BATCH);
+                drop(closed);
+                assert!(!readers.iter().any(open), "all are closed together");
+            }
+        }
+        assert!(ended.0.is_empty());
     }
 }

@@ -127,9 +127,20 @@ fn serve() -> io::Result<()> {
         started: Condvar::new(),
         out: Mutex::new(out),
     });
-    shared.reply(&Reply::Ready {
-        protocol: wire::PROTOCOL.to_owned(),
-    });
+    // With a descriptor of this sandbox's network namespace: the kernel tears a namespace down
+    // in a worker, and one batch of them costs little more than one (`release_network_namespace`).
+    let net = std::fs::File::open("/proc/self/ns/net")
+        .ok()
+        .map(OwnedFd::from);
+    {
+        let out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
+        let frame = wire::frame(&Reply::Ready {
+            protocol: wire::PROTOCOL.to_owned(),
+        });
+        let fds: Vec<_> = net.iter().map(AsFd::as_fd).collect();
+        let _gone = wire::send_all(out.as_fd(), &frame, &fds);
+    }
+    drop(net);
     {
         let shared = shared.clone();
         std::thread::spawn(move || reap(&shared));

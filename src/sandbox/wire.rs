@@ -1,9 +1,9 @@
 //! The protocol between the harness and the supervisor of a run's sandbox
 //! ([`super::supervisor`]): frames on a Unix stream socket, each a 4-byte big-endian length and
 //! a JSON message, with the output pipes of a command passed as descriptors (`SCM_RIGHTS`)
-//! alongside the frame that spawns it. The descriptors arrive no later than the first byte of
-//! their frame, in order, so a reader queues every descriptor it receives and a `spawn` frame
-//! takes the next two.
+//! alongside the frame that spawns it, and the sandbox's network namespace alongside the
+//! supervisor's `ready`. The descriptors arrive no later than the first byte of their frame, in
+//! order, so a reader queues every descriptor it receives and a `spawn` frame takes the next two.
 //!
 //! The harness trusts nothing it reads here beyond what a command could say about itself: a
 //! frame that does not parse ends the sandbox.
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// Changes whenever a message changes, the sandbox maker's ([`super::zygote`]) included: the
 /// supervisor and the maker are the harness binary itself, and one of another build must not be
 /// spoken to (a maker's first sandbox says this protocol, or the maker is not used).
-pub const PROTOCOL: &str = "harness-sandbox-3";
+pub const PROTOCOL: &str = "harness-sandbox-4";
 
 /// The largest frame either side accepts (a command's script and environment included).
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
@@ -55,7 +55,9 @@ pub enum Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Reply {
-    /// The supervisor runs and speaks [`PROTOCOL`].
+    /// The supervisor runs and speaks [`PROTOCOL`]; the frame carries a descriptor of the
+    /// sandbox's network namespace (for the harness to release it with others once the sandbox
+    /// has ended, `isolated::release_network_namespace`).
     Ready { protocol: String },
     /// The command runs as `pid` (in the sandbox's PID namespace).
     Spawned { id: u64, pid: i32 },

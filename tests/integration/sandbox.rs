@@ -1155,6 +1155,47 @@ async fn the_full_output_file_can_be_read_back_in_every_tier() {
 }
 
 #[tokio::test]
+async fn the_harness_holds_the_network_namespace_its_sandbox_s_commands_see() {
+    // The supervisor sends it with its first frame, so the harness can release the ended
+    // sandboxes' namespaces in batches; it is the sandbox's own, not the host's.
+    let Some(sandbox) =
+        isolated_or_skip("the_harness_holds_the_network_namespace_its_sandbox_s_commands_see")
+    else {
+        return;
+    };
+    let held = || -> Vec<String> {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .map(|link| link.to_string_lossy().into_owned())
+            .filter(|link| link.starts_with("net:["))
+            .collect()
+    };
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let result = call(
+        &ctx,
+        "bash",
+        json!({"command": "readlink /proc/self/ns/net"}),
+    )
+    .await;
+    let inside = text(&result).trim().to_owned();
+    assert!(inside.starts_with("net:["), "{inside}");
+    assert_ne!(
+        Path::new(&inside),
+        host,
+        "the commands have a network of their own"
+    );
+    assert!(
+        held().contains(&inside),
+        "the harness holds {inside}: {:?}",
+        held()
+    );
+}
+
+#[tokio::test]
 async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
     // The checks' shell is `bash` from the command's PATH: the harness (or the supervisor,
     // inside the sandbox) looks it up as execvp would, and `$0` stays `bash`.
