@@ -126,6 +126,8 @@ pub fn main() -> ExitCode {
             "failed to become a child subreaper ({e}); a command that drops its environment may outlive its run"
         ));
     }
+    // Many runs in flight hold many descriptors.
+    crate::sandbox::process::raise_open_files_limit();
     let code = match cli.command {
         Command::Tool(args) => tool::run_tool(args),
         Command::Tools(args) => tool::list_tools(args),

@@ -179,6 +179,58 @@ pub(crate) fn kill_tagged(pgid: Option<i32>, tag: &str, exact: bool) {
     kill_orphans();
 }
 
+/// The soft limit on open files this process started with, when [`raise_open_files_limit`]
+/// raised it.
+static STARTING_OPEN_FILES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Raises this process's soft limit on open files to its hard limit (what `ulimit -n` would
+/// allow the user anyway). Every run in flight holds descriptors (its sandbox's socket, pidfd
+/// and namespace, its connection, its commands' pipes): under the soft limit many desktops
+/// start with (1,024), 64 runs at once failed with "Too many open files" in their checks.
+/// The commands get the starting limit back under `isolated` (the sandbox maker sets it,
+/// [`starting_open_files`]); outside it they inherit the raised one. Call once, early, in the
+/// binary; nothing is said when it cannot be raised.
+pub fn raise_open_files_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let Some(current) = limit.current else {
+        return;
+    };
+    // No hard limit: as far as the kernel lets a process go by default (`fs.nr_open`).
+    let target = limit.maximum.unwrap_or(1 << 20);
+    if target <= current {
+        return;
+    }
+    let raised = Rlimit {
+        current: Some(target),
+        maximum: limit.maximum,
+    };
+    if setrlimit(Resource::Nofile, raised).is_ok() {
+        let _ = STARTING_OPEN_FILES.set(current);
+    }
+}
+
+/// The soft limit on open files this process started with, if [`raise_open_files_limit`]
+/// raised it.
+pub(crate) fn starting_open_files() -> Option<u64> {
+    STARTING_OPEN_FILES.get().copied()
+}
+
+/// Sets this process's soft limit on open files to `soft` (the sandbox maker, to give the
+/// commands the limit the harness started with).
+pub(crate) fn set_open_files_limit(soft: u64) -> io::Result<()> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(soft),
+            maximum: limit.maximum,
+        },
+    )
+    .map_err(io::Error::from)
+}
+
 /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`): processes its
 /// commands leave behind become its children, where [`kill_orphans`] finds them, instead of
 /// init's. Call once, early, in the binary; a failure only means fewer orphans are caught.

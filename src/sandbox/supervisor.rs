@@ -113,6 +113,11 @@ fn serve() -> io::Result<()> {
         ));
     }
     let _ = nix::sys::prctl::set_dumpable(false);
+    // Started by bubblewrap, the limit on open files the harness started with comes as an
+    // argument (the sandbox maker sets it for the sandboxes it makes), for the commands.
+    if let Some(soft) = std::env::args().nth(2).and_then(|n| n.parse().ok()) {
+        super::process::set_open_files_limit(soft)?;
+    }
     // The socket is standard input; keep a private copy and put /dev/null in its place, so that
     // nothing started here could ever inherit it.
     let socket = io::stdin().as_fd().try_clone_to_owned()?;

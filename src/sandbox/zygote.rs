@@ -136,8 +136,12 @@ impl Running {
             .name("sandbox-maker".to_owned())
             .spawn(move || {
                 let mut cmd = std::process::Command::new(&binary);
-                cmd.arg(ARG)
-                    .env_clear()
+                cmd.arg(ARG);
+                // The limit on open files the harness started with, for the commands.
+                if let Some(soft) = super::process::starting_open_files() {
+                    cmd.arg(soft.to_string());
+                }
+                cmd.env_clear()
                     .stdin(Stdio::from(theirs))
                     .stdout(Stdio::null())
                     .stderr(Stdio::null());
@@ -363,6 +367,11 @@ fn serve() -> io::Result<()> {
     // Out of the harness's session (no terminal), unreadable by anything of the same user.
     let _ = rustix::process::setsid();
     let _ = nix::sys::prctl::set_dumpable(false);
+    // The sandboxes' commands get the limit on open files the harness started with, not the
+    // one it raised for itself.
+    if let Some(soft) = std::env::args().nth(2).and_then(|n| n.parse().ok()) {
+        super::process::set_open_files_limit(soft)?;
+    }
     let socket = io::stdin().as_fd().try_clone_to_owned()?;
     {
         let null = std::fs::File::open("/dev/null")?;

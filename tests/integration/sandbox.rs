@@ -862,6 +862,60 @@ fn scripted_run(root: &Path, task_yaml: &str, tier: Tier, base_url: &str) -> Com
 }
 
 #[test]
+fn a_harness_started_under_a_low_open_files_limit_runs_many_runs_at_once() {
+    // Each run in flight holds descriptors (its sandbox's socket, pidfd and namespace, its
+    // commands' pipes): the harness raises its soft limit to the hard one, and under `isolated`
+    // the commands still see the limit it started with.
+    if isolated_or_skip("a_harness_started_under_a_low_open_files_limit_runs_many_runs_at_once")
+        .is_none()
+    {
+        return;
+    }
+    let hard = rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum;
+    if hard.is_some_and(|hard| hard < 1024) {
+        eprintln!("skipped: a hard limit on open files of {hard:?} leaves nothing to raise");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(testkit::start_load(testkit::LoadConfig {
+        turns_per_run: 2,
+        tool_call: testkit::ScriptedToolCall {
+            name: "bash".to_owned(),
+            arguments: json!({"command": "true"}),
+        },
+        ..Default::default()
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("tasks/t");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
+    std::fs::write(
+        task.join("task.yaml"),
+        "id: t\nprompt: p\nchecks:\n  - name: limit\n    run: 'test \"$(ulimit -Sn)\" = 64'\n",
+    )
+    .unwrap();
+    let out = Command::new("bash")
+        .args(["-c", r#"ulimit -Sn 64 && exec "$@""#, "bash"])
+        .arg(env!("CARGO_BIN_EXE_harness"))
+        .args(["run", "tasks", "--cassette-mode", "live", "-q"])
+        .args(["--model", "openai/load-gpt", "--sandbox", "isolated"])
+        .args(["--jobs", "24", "--epochs", "24"])
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{}/v1", server.addr().port()))
+        .current_dir(dir.path())
+        .env("OPENAI_API_KEY", "load-key-not-secret")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("24 runs: 24 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(server);
+}
+
+#[test]
 fn a_whole_run_leaves_no_process_behind() {
     // A scripted run whose bash call and check both leave sleepers behind, in every tier: in
     // the background, under `setsid` and `nohup`, and under `env -i`, which drops the tag.
