@@ -894,24 +894,30 @@ fn a_harness_started_under_a_low_open_files_limit_runs_many_runs_at_once() {
         "id: t\nprompt: p\nchecks:\n  - name: limit\n    run: 'test \"$(ulimit -Sn)\" = 64'\n",
     )
     .unwrap();
-    let out = Command::new("bash")
-        .args(["-c", r#"ulimit -Sn 64 && exec "$@""#, "bash"])
-        .arg(env!("CARGO_BIN_EXE_harness"))
-        .args(["run", "tasks", "--cassette-mode", "live", "-q"])
-        .args(["--model", "openai/load-gpt", "--sandbox", "isolated"])
-        .args(["--jobs", "24", "--epochs", "24"])
-        .arg("--base-url")
-        .arg(format!("http://127.0.0.1:{}/v1", server.addr().port()))
-        .current_dir(dir.path())
-        .env("OPENAI_API_KEY", "load-key-not-secret")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("24 runs: 24 passed"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The harness's own sandbox maker, and bubblewrap (which starts the supervisor itself).
+    for maker in ["harness", "bwrap"] {
+        let out = Command::new("bash")
+            .args(["-c", r#"ulimit -Sn 64 && exec "$@""#, "bash"])
+            .arg(env!("CARGO_BIN_EXE_harness"))
+            .args(["run", "tasks", "--cassette-mode", "live", "-q"])
+            .args(["--model", "openai/load-gpt", "--sandbox", "isolated"])
+            .args(["--jobs", "24", "--epochs", "24"])
+            .arg("--base-url")
+            .arg(format!("http://127.0.0.1:{}/v1", server.addr().port()))
+            .arg("--reports")
+            .arg(dir.path().join(format!("reports-{maker}")))
+            .current_dir(dir.path())
+            .env("OPENAI_API_KEY", "load-key-not-secret")
+            .env(harness::sandbox::MAKER_VAR, maker)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("24 runs: 24 passed"),
+            "{maker}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     drop(server);
 }
 
