@@ -649,8 +649,7 @@ fn spawn_bwrap(
         .arg("--")
         .arg(&bwrap.supervisor)
         .arg(supervisor::ARG)
-        // The limit on open files the harness started with, for the commands.
-        .args(super::process::starting_open_files().map(|soft| soft.to_string()))
+        .args(super::process::starting_open_files_arg())
         .env_clear()
         .stdin(Stdio::from(socket))
         .stdout(Stdio::null())

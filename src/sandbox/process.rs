@@ -188,37 +188,39 @@ static STARTING_OPEN_FILES: std::sync::OnceLock<u64> = std::sync::OnceLock::new(
 /// and namespace, its connection, its commands' pipes): under the soft limit many desktops
 /// start with (1,024), 64 runs at once failed with "Too many open files" in their checks.
 /// The commands get the starting limit back under `isolated` (the sandbox maker sets it,
-/// [`starting_open_files`]); outside it they inherit the raised one. Call once, early, in the
+/// [`starting_open_files_arg`]); outside it they inherit the raised one. Call once, early, in the
 /// binary; nothing is said when it cannot be raised.
 pub fn raise_open_files_limit() {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
     let Some(current) = limit.current else {
         return;
     };
     // No hard limit: as far as the kernel lets a process go by default (`fs.nr_open`).
     let target = limit.maximum.unwrap_or(1 << 20);
-    if target <= current {
-        return;
-    }
-    let raised = Rlimit {
-        current: Some(target),
-        maximum: limit.maximum,
-    };
-    if setrlimit(Resource::Nofile, raised).is_ok() {
+    if target > current && set_open_files_limit(target).is_ok() {
         let _ = STARTING_OPEN_FILES.set(current);
     }
 }
 
-/// The soft limit on open files this process started with, if [`raise_open_files_limit`]
-/// raised it.
-pub(crate) fn starting_open_files() -> Option<u64> {
-    STARTING_OPEN_FILES.get().copied()
+/// The argument that gives the sandbox maker (or the supervisor bubblewrap starts) the soft
+/// limit on open files this process started with, after their own: none if
+/// [`raise_open_files_limit`] did not raise it. [`open_files_limit_from_args`] reads it.
+pub(crate) fn starting_open_files_arg() -> Option<String> {
+    STARTING_OPEN_FILES.get().map(u64::to_string)
 }
 
-/// Sets this process's soft limit on open files to `soft` (the sandbox maker, to give the
-/// commands the limit the harness started with).
-pub(crate) fn set_open_files_limit(soft: u64) -> io::Result<()> {
+/// Sets this process's soft limit on open files to the one its second argument gives
+/// ([`starting_open_files_arg`]), if any: the sandbox maker and the supervisor, so that the
+/// commands get the limit the harness started with.
+pub(crate) fn open_files_limit_from_args() -> io::Result<()> {
+    match std::env::args().nth(2).and_then(|n| n.parse().ok()) {
+        Some(soft) => set_open_files_limit(soft),
+        None => Ok(()),
+    }
+}
+
+/// Sets this process's soft limit on open files to `soft`, its hard limit unchanged.
+fn set_open_files_limit(soft: u64) -> io::Result<()> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
     setrlimit(

@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -70,8 +70,13 @@ impl Shared {
 
     /// Sends a reply; a harness that went away is noticed by the reading side.
     fn reply(&self, reply: &Reply) {
+        self.reply_with(reply, &[]);
+    }
+
+    /// Sends a reply with `fds` alongside.
+    fn reply_with(&self, reply: &Reply, fds: &[BorrowedFd<'_>]) {
         let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let _gone = wire::send_all(out.as_fd(), &wire::frame(reply), &[]);
+        let _gone = wire::send_all(out.as_fd(), &wire::frame(reply), fds);
     }
 }
 
@@ -113,10 +118,10 @@ fn serve() -> io::Result<()> {
         ));
     }
     let _ = nix::sys::prctl::set_dumpable(false);
-    // Started by bubblewrap, the limit on open files the harness started with comes as an
-    // argument (the sandbox maker sets it for the sandboxes it makes), for the commands.
-    if let Some(soft) = std::env::args().nth(2).and_then(|n| n.parse().ok()) {
-        super::process::set_open_files_limit(soft)?;
+    // Started by bubblewrap (not cloned from the sandbox maker, which set it already): the
+    // limit on open files the harness started with, for the commands.
+    if requested() {
+        super::process::open_files_limit_from_args()?;
     }
     // The socket is standard input; keep a private copy and put /dev/null in its place, so that
     // nothing started here could ever inherit it.
@@ -134,17 +139,15 @@ fn serve() -> io::Result<()> {
     });
     // With a descriptor of this sandbox's network namespace: the kernel tears a namespace down
     // in a worker, and one batch of them costs little more than one (`release_network_namespace`).
-    let net = std::fs::File::open("/proc/self/ns/net")
-        .ok()
-        .map(OwnedFd::from);
-    {
-        let out = shared.out.lock().unwrap_or_else(|e| e.into_inner());
-        let frame = wire::frame(&Reply::Ready {
+    let net = std::fs::File::open("/proc/self/ns/net").ok();
+    let fds: Vec<_> = net.iter().map(AsFd::as_fd).collect();
+    shared.reply_with(
+        &Reply::Ready {
             protocol: wire::PROTOCOL.to_owned(),
-        });
-        let fds: Vec<_> = net.iter().map(AsFd::as_fd).collect();
-        let _gone = wire::send_all(out.as_fd(), &frame, &fds);
-    }
+        },
+        &fds,
+    );
+    drop(fds);
     drop(net);
     {
         let shared = shared.clone();

@@ -136,12 +136,9 @@ impl Running {
             .name("sandbox-maker".to_owned())
             .spawn(move || {
                 let mut cmd = std::process::Command::new(&binary);
-                cmd.arg(ARG);
-                // The limit on open files the harness started with, for the commands.
-                if let Some(soft) = super::process::starting_open_files() {
-                    cmd.arg(soft.to_string());
-                }
-                cmd.env_clear()
+                cmd.arg(ARG)
+                    .args(super::process::starting_open_files_arg())
+                    .env_clear()
                     .stdin(Stdio::from(theirs))
                     .stdout(Stdio::null())
                     .stderr(Stdio::null());
@@ -369,9 +366,7 @@ fn serve() -> io::Result<()> {
     let _ = nix::sys::prctl::set_dumpable(false);
     // The sandboxes' commands get the limit on open files the harness started with, not the
     // one it raised for itself.
-    if let Some(soft) = std::env::args().nth(2).and_then(|n| n.parse().ok()) {
-        super::process::set_open_files_limit(soft)?;
-    }
+    super::process::open_files_limit_from_args()?;
     let socket = io::stdin().as_fd().try_clone_to_owned()?;
     {
         let null = std::fs::File::open("/dev/null")?;

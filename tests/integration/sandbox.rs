@@ -843,11 +843,16 @@ async fn background_setsid_and_nohup_children_die_with_the_call_isolated() {
 
 /// `harness run` of a one-task suite under `root` (the task `task_yaml` names, with a one-file
 /// fixture), live against the scripted server at `base_url`, under `tier`, quiet.
-fn scripted_run(root: &Path, task_yaml: &str, tier: Tier, base_url: &str) -> Command {
+/// A suite of one task under `root/tasks`: `t`, a fixture of one file and `task_yaml`.
+fn write_task(root: &Path, task_yaml: &str) {
     let task = root.join("tasks/t");
     std::fs::create_dir_all(task.join("repo")).unwrap();
     std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
     std::fs::write(task.join("task.yaml"), task_yaml).unwrap();
+}
+
+fn scripted_run(root: &Path, task_yaml: &str, tier: Tier, base_url: &str) -> Command {
+    write_task(root, task_yaml);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
     cmd.args(["run", "tasks", "--cassette-mode", "live", "-q"])
         .args(["--model", "anthropic/scripted", "--sandbox", tier.name()])
@@ -886,14 +891,10 @@ fn a_harness_started_under_a_low_open_files_limit_runs_many_runs_at_once() {
         ..Default::default()
     }));
     let dir = tempfile::tempdir().unwrap();
-    let task = dir.path().join("tasks/t");
-    std::fs::create_dir_all(task.join("repo")).unwrap();
-    std::fs::write(task.join("repo/x.txt"), "x\n").unwrap();
-    std::fs::write(
-        task.join("task.yaml"),
+    write_task(
+        dir.path(),
         "id: t\nprompt: p\nchecks:\n  - name: limit\n    run: 'test \"$(ulimit -Sn)\" = 64'\n",
-    )
-    .unwrap();
+    );
     // The harness's own sandbox maker, and bubblewrap (which starts the supervisor itself).
     for maker in ["harness", "bwrap"] {
         let out = Command::new("bash")
