@@ -47,7 +47,10 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
 /// on the command line (`--resume` takes the report's for the others).
 pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
     let printer = Printer::from_env(args.quiet);
-    let runtime = match super::runtime::runtime() {
+    let jobs = args
+        .jobs
+        .unwrap_or_else(crate::runner::options::default_jobs);
+    let runtime = match super::runtime::runtime_for_runs(jobs) {
         Ok(rt) => rt,
         Err(code) => return code,
     };

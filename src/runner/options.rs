@@ -111,6 +111,13 @@ pub fn split_arm(label: &str) -> (&str, crate::tools::profile::ToolProfile) {
     }
 }
 
+/// Runs in flight when `--jobs` is not given: one per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
+
 impl RunOptions {
     /// Options with the defaults of `harness run`: replay, one job per core, Pi's edit strategy,
     /// the process environment for keys, its allow-listed part for commands, the default sandbox
@@ -130,9 +137,7 @@ impl RunOptions {
             mode: CassetteMode::Replay,
             on_divergence: OnDivergence::Stop,
             ci: false,
-            jobs: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2),
+            jobs: default_jobs(),
             keep_workspaces: false,
             edit_strategies: Vec::new(),
             base_url: None,
