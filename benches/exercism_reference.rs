@@ -53,7 +53,10 @@ async fn run(task: &Task, solved: bool) -> (bool, String) {
         home.path(),
         &task.env,
     );
-    let results = run_checks(task, ws.path(), &env).await;
+    let results = match run_checks(task, ws.path(), &env).await {
+        Ok(results) => results,
+        Err(e) => return (false, e.to_string()),
+    };
     let passed = results.iter().all(|r| r.passed);
     let detail = results
         .iter()

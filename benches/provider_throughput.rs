@@ -206,7 +206,9 @@ async fn fixed_cost(task: &Arc<Task>, runs: usize, jobs: usize) {
             tokio::spawn(async move {
                 let _permit = semaphore.acquire_owned().await.unwrap();
                 let workspace = Workspace::create(&task, false).unwrap();
-                let checks = scoring::run_checks(&task, workspace.path(), &env).await;
+                let checks = scoring::run_checks(&task, workspace.path(), &env)
+                    .await
+                    .expect("the checks start");
                 assert!(checks.iter().all(|c| c.passed), "{checks:?}");
                 workspace
                     .diff(std::time::Instant::now() + std::time::Duration::from_secs(600))

@@ -116,7 +116,9 @@ async fn baseline_all(root: &Path, tasks: &[Arc<Task>]) -> usize {
                     .map(|c| tools.call(&c.name, c.arguments.clone(), &ctx));
                 futures::future::join_all(calls).await;
             }
-            let checks = harness::scoring::run_checks(task, workspace.path(), &ctx.env).await;
+            let checks = harness::scoring::run_checks(task, workspace.path(), &ctx.env)
+                .await
+                .expect("the checks start");
             assert!(checks.iter().all(|c| c.passed), "{}: {checks:?}", task.id);
             runs += 1;
         }

@@ -32,7 +32,8 @@ pub enum ErrorKind {
     Protocol,
     /// A cassette is missing, broken or could not be written.
     Cassette,
-    /// The run could not be set up (workspace, temp folders, an unknown provider, a crash).
+    /// The run could not be set up (workspace, temp folders, an unknown provider, a crash), or
+    /// a check could not be started.
     Setup,
     /// The model's reply ended in error: a refusal, an error event it caused.
     ModelError,

@@ -191,9 +191,17 @@ pub(super) async fn run_one(
             .follow_up(&mut agent_run, prompt, agent_started, &ctx, &sink)
             .await;
     }
-    let mut checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+    // A check the harness could not start leaves the run without a verdict: an error of the
+    // harness's, not a failed check counted against the model.
+    let mut not_started = None;
+    let mut checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env)
+        .await
+        .unwrap_or_else(|e| {
+            not_started = Some(e);
+            Vec::new()
+        });
     let mut attempt_outcomes = Vec::new();
-    if task.attempts > 1 {
+    if task.attempts > 1 && not_started.is_none() {
         attempt_outcomes.push(scoring::attempt_outcome(1, &checks, agent_run.turns));
         for attempt in 2..=task.attempts {
             let last = attempt_outcomes.last().expect("one attempt");
@@ -204,7 +212,13 @@ pub(super) async fn run_one(
             agent
                 .follow_up(&mut agent_run, &feedback, agent_started, &ctx, &sink)
                 .await;
-            checks = scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await;
+            match scoring::run_checks_in(&task, &jail, workspace.path(), &command_env).await {
+                Ok(now) => checks = now,
+                Err(e) => {
+                    not_started = Some(e);
+                    break;
+                }
+            }
             attempt_outcomes.push(scoring::attempt_outcome(attempt, &checks, agent_run.turns));
         }
     }
@@ -221,11 +235,12 @@ pub(super) async fn run_one(
         },
     };
     let findings = session.findings(&agent_run.stop);
-    let (error, error_kind) = match &agent_run.stop {
-        StopCause::Provider(e) if findings.stopped.is_none() => (
+    let (error, error_kind) = match (&agent_run.stop, not_started) {
+        (StopCause::Provider(e), _) if findings.stopped.is_none() => (
             Some(format!("provider error ({}): {e}", e.kind())),
             Some(e.kind().to_owned()),
         ),
+        (_, Some(not_started)) => (Some(not_started.to_string()), Some(ErrorKind::Setup)),
         _ => (None, None),
     };
     let mut record = scoring::score(

@@ -23,32 +23,58 @@ pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
 /// How long to wait for the output pipes to close after the command's processes were killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
+/// A check the harness could not start (no descriptors left, its sandbox gone, no shell on its
+/// `PATH`): the run has no verdict, which is the harness's failure, not the model's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckNotStarted {
+    /// The check's name.
+    pub check: String,
+    /// Why it could not start.
+    pub why: String,
+}
+
+impl std::fmt::Display for CheckNotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "check `{}` could not be started: {}; the run has no verdict (`--rerun-errors` runs \
+             it again)",
+            self.check, self.why
+        )
+    }
+}
+
 /// Runs every check of `task` in `workspace`, in order (a failing check does not stop the rest),
-/// unconfined (sandbox tier `none`).
+/// unconfined (sandbox tier `none`); stops at a check that cannot start.
 pub async fn run_checks(
     task: &Task,
     workspace: &Path,
     env: &[(String, String)],
-) -> Vec<CheckResult> {
+) -> Result<Vec<CheckResult>, CheckNotStarted> {
     run_checks_in(task, &Sandbox::none().jail(workspace), workspace, env).await
 }
 
-/// Runs every check of `task` in `workspace` under `jail`, in order.
+/// Runs every check of `task` in `workspace` under `jail`, in order; stops at a check that
+/// cannot start.
 pub async fn run_checks_in(
     task: &Task,
     jail: &Jail,
     workspace: &Path,
     env: &[(String, String)],
-) -> Vec<CheckResult> {
+) -> Result<Vec<CheckResult>, CheckNotStarted> {
     let mut results = Vec::with_capacity(task.checks.len());
     for check in &task.checks {
-        results.push(run_check_in(check, jail, workspace, env).await);
+        results.push(run_check_in(check, jail, workspace, env).await?);
     }
-    results
+    Ok(results)
 }
 
 /// Runs one check, unconfined.
-pub async fn run_check(check: &Check, workspace: &Path, env: &[(String, String)]) -> CheckResult {
+pub async fn run_check(
+    check: &Check,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> Result<CheckResult, CheckNotStarted> {
     run_check_in(check, &Sandbox::none().jail(workspace), workspace, env).await
 }
 
@@ -58,24 +84,31 @@ pub async fn run_check_in(
     jail: &Jail,
     workspace: &Path,
     env: &[(String, String)],
-) -> CheckResult {
+) -> Result<CheckResult, CheckNotStarted> {
     let started = Instant::now();
     let (passed, detail) = match &check.kind {
         CheckKind::Command {
             run,
             expect_exit,
             timeout,
-        } => command_check(run, *expect_exit, *timeout, jail, workspace, env).await,
+        } => command_check(run, *expect_exit, *timeout, jail, workspace, env)
+            .await
+            .map_err(|why| CheckNotStarted {
+                check: check.name.clone(),
+                why,
+            })?,
         CheckKind::File { path, assert } => file_check(&workspace.join(path), path, assert),
     };
-    CheckResult {
+    Ok(CheckResult {
         name: check.name.clone(),
         passed,
         detail,
         duration: started.elapsed(),
-    }
+    })
 }
 
+/// Runs a command check: whether it passed and what it showed, or why it could not start. A
+/// workspace the agent removed is the agent's doing: that check fails instead.
 async fn command_check(
     run: &str,
     expect_exit: i32,
@@ -83,7 +116,20 @@ async fn command_check(
     jail: &Jail,
     workspace: &Path,
     env: &[(String, String)],
-) -> (bool, String) {
+) -> Result<(bool, String), String> {
+    let not_started = |err: std::io::Error| {
+        if workspace.is_dir() {
+            Err(format!("failed to start bash: {err}"))
+        } else {
+            Ok((
+                false,
+                format!(
+                    "failed to start bash: {err} (the workspace folder {} is gone)",
+                    workspace.display()
+                ),
+            ))
+        }
+    };
     let pipes = (|| -> std::io::Result<_> {
         let (out_tx, out_rx) = tokio::net::unix::pipe::pipe()?;
         let (err_tx, err_rx) = tokio::net::unix::pipe::pipe()?;
@@ -94,7 +140,7 @@ async fn command_check(
     })();
     let ((out_tx, out_rx), (err_tx, err_rx)) = match pipes {
         Ok(pipes) => pipes,
-        Err(err) => return (false, format!("failed to start bash: {err}")),
+        Err(err) => return not_started(err),
     };
     let spawned = jail
         .spawn(CommandSpec {
@@ -108,7 +154,7 @@ async fn command_check(
         .await;
     let mut spawned = match spawned {
         Ok(spawned) => spawned,
-        Err(err) => return (false, format!("failed to start bash: {err}")),
+        Err(err) => return not_started(err),
     };
     let stdout = tokio::spawn(read_tail(Some(out_rx)));
     let stderr = tokio::spawn(read_tail(Some(err_rx)));
@@ -137,7 +183,7 @@ async fn command_check(
             detail.push_str(&format!("\n--- {label} ---\n{}", text.trim_end()));
         }
     }
-    (passed, detail)
+    Ok((passed, detail))
 }
 
 async fn drain(task: tokio::task::JoinHandle<String>) -> String {
@@ -263,6 +309,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_check_without_a_shell_is_not_started_and_a_removed_workspace_fails_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = command("true", 0, Duration::from_secs(10));
+        let no_shell = [("PATH".to_owned(), "/nowhere".to_owned())];
+        let err = run_check(&check, dir.path(), &no_shell).await.unwrap_err();
+        assert_eq!(err.check, "true");
+        assert!(err.why.starts_with("failed to start bash: "), "{err}");
+        assert!(err.to_string().contains("the run has no verdict"), "{err}");
+        // The agent removed its own workspace: the check fails, and says why.
+        let gone = dir.path().join("work");
+        let r = run_check(&check, &gone, &env()).await.unwrap();
+        assert!(!r.passed);
+        assert!(r.detail.contains("is gone"), "{}", r.detail);
+    }
+
+    #[tokio::test]
     async fn a_command_check_passes_on_the_expected_exit_and_runs_in_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("marker.txt"), "here").unwrap();
@@ -275,7 +337,8 @@ mod tests {
             dir.path(),
             &env(),
         )
-        .await;
+        .await
+        .unwrap();
         assert!(ok.passed, "{}", ok.detail);
         assert!(ok.detail.contains("found"), "{}", ok.detail);
         let three = run_check(
@@ -283,7 +346,8 @@ mod tests {
             dir.path(),
             &env(),
         )
-        .await;
+        .await
+        .unwrap();
         assert!(three.passed, "{}", three.detail);
     }
 
@@ -299,7 +363,8 @@ mod tests {
             dir.path(),
             &env(),
         )
-        .await;
+        .await
+        .unwrap();
         assert!(!r.passed);
         assert_eq!(
             r.detail,
@@ -321,7 +386,8 @@ mod tests {
             dir.path(),
             &env,
         )
-        .await;
+        .await
+        .unwrap();
         assert!(r.passed, "{}", r.detail);
     }
 
@@ -339,7 +405,8 @@ mod tests {
             dir.path(),
             &env(),
         )
-        .await;
+        .await
+        .unwrap();
         assert!(!r.passed);
         assert!(
             r.detail
@@ -363,7 +430,8 @@ mod tests {
             dir.path(),
             &env(),
         )
-        .await;
+        .await
+        .unwrap();
         assert!(r.passed);
         assert!(r.detail.contains("earlier output cut"));
         assert!(
@@ -416,7 +484,7 @@ mod tests {
             ),
         ];
         for (check, want) in cases {
-            let r = run_check(&check, dir.path(), &[]).await;
+            let r = run_check(&check, dir.path(), &[]).await.unwrap();
             assert_eq!(r.passed, want, "{check:?}: {}", r.detail);
         }
         let r = run_check(
@@ -427,7 +495,8 @@ mod tests {
             dir.path(),
             &[],
         )
-        .await;
+        .await
+        .unwrap();
         assert!(r.detail.contains("-hello world\n+bye"), "{}", r.detail);
     }
 }

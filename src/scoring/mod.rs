@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// Prices in dollars per million tokens (the one type shared with the provider config).
 pub use crate::providers::config::Price;
-pub use checks::{run_check, run_check_in, run_checks, run_checks_in};
+pub use checks::{CheckNotStarted, run_check, run_check_in, run_checks, run_checks_in};
 
 use crate::agent::{AgentRun, StopCause};
 use crate::conversation::Usage;

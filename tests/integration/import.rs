@@ -270,6 +270,7 @@ async fn checks(task: &Task, solved: bool) -> Vec<(String, bool, String)> {
     );
     run_checks(task, ws.path(), &env)
         .await
+        .unwrap()
         .into_iter()
         .map(|c| (c.name, c.passed, c.detail))
         .collect()
@@ -429,7 +430,7 @@ async fn imported_exercises_pass_with_their_reference_and_fail_untouched() {
         home.path(),
         &task.env,
     );
-    let results = run_checks(task, ws.path(), &env).await;
+    let results = run_checks(task, ws.path(), &env).await.unwrap();
     assert!(!results[1].passed, "{results:#?}");
 
     // Importing again changes nothing, byte for byte, and says so.

@@ -923,6 +923,46 @@ fn a_harness_started_under_a_low_open_files_limit_runs_many_runs_at_once() {
 }
 
 #[test]
+fn a_check_the_harness_cannot_start_is_an_error_of_the_run_not_a_failed_check() {
+    // No `bash` on the check's PATH: the harness cannot start the check, so the run has no
+    // verdict. Counted as a failed check, it would be held against the model.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut tiers = vec![Tier::None, Tier::Workspace];
+    if isolated_or_skip(
+        "a_check_the_harness_cannot_start_is_an_error_of_the_run_not_a_failed_check",
+    )
+    .is_some()
+    {
+        tiers.push(Tier::Isolated);
+    }
+    for tier in tiers {
+        let script = testkit::parse_script("turns:\n  - text: done\n", "done.yaml").unwrap();
+        let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+        let dir = tempfile::tempdir().unwrap();
+        let out = scripted_run(
+            dir.path(),
+            "id: t\nprompt: p\nenv: {PATH: /nowhere}\nchecks:\n  - name: tests\n    run: 'true'\n",
+            tier,
+            &server.base_url(),
+        )
+        .output()
+        .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let runs = walk_text(&dir.path().join("reports"), "runs.csv");
+        let row = runs.lines().nth(1).unwrap_or_default();
+        assert!(
+            row.contains(",error,") && row.contains("setup"),
+            "{tier}: {row}\n{stdout}"
+        );
+        assert!(
+            row.contains("check `tests` could not be started: failed to start bash"),
+            "{tier}: {row}"
+        );
+        assert!(!row.contains(",failed,"), "{tier}: {row}");
+    }
+}
+
+#[test]
 fn a_whole_run_leaves_no_process_behind() {
     // A scripted run whose bash call and check both leave sleepers behind, in every tier: in
     // the background, under `setsid` and `nohup`, and under `env -i`, which drops the tag.
@@ -1299,7 +1339,9 @@ async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
             harness::sandbox::env::run_env(&[], scratch.home(), scratch.tmp(), &task.env)
         };
         let first = task(&format!("{}:/usr/bin:/bin", bin.display()));
-        let checks = harness::scoring::run_checks_in(&first, &jail, &ws, &env(&first)).await;
+        let checks = harness::scoring::run_checks_in(&first, &jail, &ws, &env(&first))
+            .await
+            .unwrap();
         assert!(
             checks[0]
                 .detail
@@ -1309,7 +1351,9 @@ async fn a_check_runs_the_bash_its_path_finds_first_in_every_tier() {
             checks[0].detail
         );
         let usual = task("/nowhere:/usr/bin:/bin");
-        let checks = harness::scoring::run_checks_in(&usual, &jail, &ws, &env(&usual)).await;
+        let checks = harness::scoring::run_checks_in(&usual, &jail, &ws, &env(&usual))
+            .await
+            .unwrap();
         assert!(checks[0].passed, "{}: {}", sandbox.name(), checks[0].detail);
         assert!(
             checks[0].detail.ends_with("--- stdout ---\nbash"),

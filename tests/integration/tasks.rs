@@ -84,7 +84,7 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
 
     // Untouched: the unit tests fail, the file check fails.
     let untouched = Workspace::create(task, false).unwrap();
-    let checks = run_checks(task, untouched.path(), &env()).await;
+    let checks = run_checks(task, untouched.path(), &env()).await.unwrap();
     assert_eq!(
         checks.iter().map(|c| c.passed).collect::<Vec<_>>(),
         [false, false],
@@ -119,7 +119,7 @@ async fn a_fixed_workspace_passes_and_an_untouched_one_fails() {
         &fixed.path().join("calc.py"),
         "def median(xs):\n    return sorted(xs)[len(xs) // 2]\n",
     );
-    let checks = run_checks(task, fixed.path(), &env()).await;
+    let checks = run_checks(task, fixed.path(), &env()).await.unwrap();
     assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
     assert!(fixed.path().join("__pycache__").exists());
     let diff = fixed
