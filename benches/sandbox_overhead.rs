@@ -19,7 +19,9 @@
 //!   overhead with `calls`) / (samples × calls);
 //! - the harness's **own CPU** (utime + stime of its process, read from `/proc/PID/stat` when it
 //!   has exited and before it is reaped) per sample, and the CPU of its waited-for children
-//!   (bubblewrap, the supervisor, the commands) against the shell's.
+//!   (bubblewrap, the supervisor, the commands) against the shell's; and the model server's
+//!   CPU meanwhile (this process's), which a provider elsewhere would not take from the cores
+//!   measured but which is in the wall time here.
 //!
 //! First, in process, the latency of one bash call through the tool set under each tier against
 //! `bash -c` spawned directly (`--micro N` calls each, default 100; 0 skips it): the per-call
@@ -51,6 +53,12 @@ use serde_json::json;
 
 const COMMAND: &str = "ls; cat README.md";
 
+/// The harness's allocator here too: the model server runs in this process, on the cores the
+/// workload is measured on (a provider's would be on another machine), and under glibc's malloc
+/// a quarter of its CPU went to the allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const TARGET_SAMPLE_MS: f64 = 5.0;
 const TARGET_CALL_MS: f64 = 0.5;
 const TARGET_CPU_MS: f64 = 5.0;
@@ -67,12 +75,14 @@ fn args(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// One measured side: wall seconds, own CPU seconds, children's CPU seconds.
+/// One measured side: wall seconds, own CPU seconds, children's CPU seconds, and the CPU
+/// seconds of this process meanwhile (the model server's, on the harness's side).
 #[derive(Debug, Clone, Copy, Default)]
 struct Measure {
     wall: f64,
     cpu: f64,
     children: f64,
+    server: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -194,7 +204,7 @@ fn main() {
 
     let med = |v: &[Measure], f: fn(&Measure) -> f64| median(v.iter().map(f).collect());
     let shell_of = |n: usize| &shell.iter().find(|(k, _)| *k == n).unwrap().1;
-    let sample_ms = |build: &str, tier: &str, n: usize| -> (f64, f64, f64, f64) {
+    let sample_ms = |build: &str, tier: &str, n: usize| -> (f64, f64, f64, f64, f64) {
         let runs = &results
             .iter()
             .find(|((b, t, k), _)| b == build && t == tier && *k == n)
@@ -209,23 +219,24 @@ fn main() {
         );
         let cpu = med(runs, |m| m.cpu) * 1000.0 / setup.samples as f64;
         let children = med(runs, |m| m.children) * 1000.0 / setup.samples as f64;
-        (med(runs, |m| m.wall), overhead, cpu, children)
+        let server = med(runs, |m| m.server) * 1000.0 / setup.samples as f64;
+        (med(runs, |m| m.wall), overhead, cpu, children, server)
     };
     println!();
     println!(
-        "| build | tier | wall s ({calls} calls) | shell s | overhead ms/sample | extra call ms | harness CPU ms/sample | children CPU ms/sample | shell CPU ms/sample |"
+        "| build | tier | wall s ({calls} calls) | shell s | overhead ms/sample | extra call ms | harness CPU ms/sample | children CPU ms/sample | shell CPU ms/sample | model server CPU ms/sample |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let shell_wall = med(shell_of(calls), |m| m.wall);
     let shell_cpu = med(shell_of(calls), |m| m.children) * 1000.0 / samples as f64;
     let mut missed = Vec::new();
     for tier in &tiers {
         for (name, _) in &builds {
-            let (wall, overhead, cpu, children) = sample_ms(name, tier, calls);
-            let (_, overhead2, _, _) = sample_ms(name, tier, 2 * calls);
+            let (wall, overhead, cpu, children, server) = sample_ms(name, tier, calls);
+            let (_, overhead2, ..) = sample_ms(name, tier, 2 * calls);
             let extra = (overhead2 - overhead) / calls as f64;
             println!(
-                "| {name} | {tier} | {wall:.3} | {shell_wall:.3} | {overhead:.2} | {extra:.3} | {cpu:.2} | {children:.2} | {shell_cpu:.2} |"
+                "| {name} | {tier} | {wall:.3} | {shell_wall:.3} | {overhead:.2} | {extra:.3} | {cpu:.2} | {children:.2} | {shell_cpu:.2} | {server:.2} |"
             );
             if name == "after" && tier == "isolated" {
                 if overhead > TARGET_SAMPLE_MS {
@@ -462,6 +473,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    let serving = proc_stat::read("/proc/self/stat", setup.tick).own;
     let started = Instant::now();
     let child = command.spawn().expect("start harness run");
     let pid = child.id() as i32;
@@ -471,6 +483,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
         nix::sys::wait::WaitPidFlag::WEXITED | nix::sys::wait::WaitPidFlag::WNOWAIT,
     );
     let wall = started.elapsed().as_secs_f64();
+    let served = proc_stat::read("/proc/self/stat", setup.tick).own;
     let times = proc_stat::read(&format!("/proc/{pid}/stat"), setup.tick);
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -483,6 +496,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
         wall,
         cpu: times.own,
         children: times.children,
+        server: served - serving,
     }
 }
 
@@ -522,7 +536,7 @@ fn bare_shell(setup: &Setup, calls: usize) -> Measure {
     let after = proc_stat::read("/proc/self/stat", setup.tick).children;
     Measure {
         wall,
-        cpu: 0.0,
         children: after - before,
+        ..Measure::default()
     }
 }
