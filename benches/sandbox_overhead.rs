@@ -55,7 +55,7 @@ const COMMAND: &str = "ls; cat README.md";
 
 /// The harness's allocator here too: the model server runs in this process, on the cores the
 /// workload is measured on (a provider's would be on another machine), and under glibc's malloc
-/// a quarter of its CPU went to the allocator.
+/// `malloc` and `free` were about a fifth of its samples.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
