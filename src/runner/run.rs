@@ -240,7 +240,10 @@ pub(super) async fn run_one(
             Some(format!("provider error ({}): {e}", e.kind())),
             Some(e.kind().to_owned()),
         ),
-        (_, Some(not_started)) => (Some(not_started.to_string()), Some(ErrorKind::Setup)),
+        // A divergence says more about a replay than its checks do.
+        (_, Some(not_started)) if findings.stopped.is_none() => {
+            (Some(not_started.to_string()), Some(ErrorKind::Setup))
+        }
         _ => (None, None),
     };
     let mut record = scoring::score(
