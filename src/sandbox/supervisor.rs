@@ -25,12 +25,13 @@ use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{SigSet, Signal, kill, killpg};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
+use rustix::event::{PollFd, PollFlags, poll};
 
 use super::process::{TAG_VAR, resolve_program};
 use super::wire::{self, Reply, Request};
@@ -49,25 +50,15 @@ struct Started {
     cleaned: bool,
 }
 
-#[derive(Default)]
-struct State {
+/// The supervisor's state. It is one thread: a request and an ended child are taken in turn
+/// from one `poll`, so a spawn has its pid recorded before its end can be seen, and no lock,
+/// thread or wake-up between threads is paid per command.
+struct Supervisor {
     commands: HashMap<u64, Started>,
-    /// Commands spawned so far: the reaper, finding no child, waits for this to change.
-    spawned: u64,
+    out: OwnedFd,
 }
 
-/// Everything the threads share.
-struct Shared {
-    state: Mutex<State>,
-    started: Condvar,
-    out: Mutex<OwnedFd>,
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
+impl Supervisor {
     /// Sends a reply; a harness that went away is noticed by the reading side.
     fn reply(&self, reply: &Reply) {
         self.reply_with(reply, &[]);
@@ -75,8 +66,7 @@ impl Shared {
 
     /// Sends a reply with `fds` alongside.
     fn reply_with(&self, reply: &Reply, fds: &[BorrowedFd<'_>]) {
-        let out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let _gone = wire::send_all(out.as_fd(), &wire::frame(reply), fds);
+        let _gone = wire::send_all(self.out.as_fd(), &wire::frame(reply), fds);
     }
 }
 
@@ -123,6 +113,13 @@ fn serve() -> io::Result<()> {
     if requested() {
         super::process::open_files_limit_from_args()?;
     }
+    // An ended child (a command's shell, an orphan re-parented here) is read from a descriptor
+    // beside the socket. The commands start with no signal blocked (std's spawn clears the
+    // mask), so blocking it here changes nothing for them.
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    chld.thread_block()?;
+    let ended = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
     // The socket is standard input; keep a private copy and put /dev/null in its place, so that
     // nothing started here could ever inherit it.
     let socket = io::stdin().as_fd().try_clone_to_owned()?;
@@ -131,17 +128,15 @@ fn serve() -> io::Result<()> {
         use std::os::fd::AsRawFd;
         nix::unistd::dup2(null.as_raw_fd(), 0)?;
     }
-    let out = socket.try_clone()?;
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State::default()),
-        started: Condvar::new(),
-        out: Mutex::new(out),
-    });
+    let mut supervisor = Supervisor {
+        commands: HashMap::new(),
+        out: socket.try_clone()?,
+    };
     // With a descriptor of this sandbox's network namespace: the kernel tears a namespace down
     // in a worker, and one batch of them costs little more than one (`release_network_namespace`).
     let net = std::fs::File::open("/proc/self/ns/net").ok();
     let fds: Vec<_> = net.iter().map(AsFd::as_fd).collect();
-    shared.reply_with(
+    supervisor.reply_with(
         &Reply::Ready {
             protocol: wire::PROTOCOL.to_owned(),
         },
@@ -149,12 +144,29 @@ fn serve() -> io::Result<()> {
     );
     drop(fds);
     drop(net);
-    {
-        let shared = shared.clone();
-        std::thread::spawn(move || reap(&shared));
-    }
     let mut reader = wire::Reader::default();
     loop {
+        let mut ready = [
+            PollFd::new(&socket, PollFlags::IN),
+            PollFd::new(&ended, PollFlags::IN),
+        ];
+        match poll(&mut ready, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let (requests, children) = (
+            !ready[0].revents().is_empty(),
+            !ready[1].revents().is_empty(),
+        );
+        if children {
+            // One read per pending signal; ends of many children may come as one.
+            while let Ok(Some(_)) = ended.read_signal() {}
+            supervisor.reap();
+        }
+        if !requests {
+            continue;
+        }
         let got = match reader.fill(socket.as_fd()) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -165,7 +177,7 @@ fn serve() -> io::Result<()> {
         }
         loop {
             match reader.next_frame::<Request>() {
-                Ok(Some(request)) => handle(&shared, &mut reader, request),
+                Ok(Some(request)) => supervisor.handle(&mut reader, request),
                 Ok(None) => break,
                 Err(_) => {
                     kill_everything();
@@ -179,146 +191,180 @@ fn serve() -> io::Result<()> {
     Ok(())
 }
 
-fn handle(shared: &Shared, reader: &mut wire::Reader, request: Request) {
-    match request {
-        Request::Spawn {
-            id,
-            shell,
-            script,
-            cwd,
-            env,
-            tag,
-        } => {
-            let (Some(stdout), Some(stderr)) = (reader.take_fd(), reader.take_fd()) else {
-                shared.reply(&Reply::SpawnFailed {
-                    id,
-                    errno: None,
-                    message: "the command's output descriptors did not arrive".to_owned(),
-                });
-                return;
-            };
-            // Found here, inside the sandbox: the spawn then shares the supervisor's memory
-            // instead of copying it (`resolve_program`).
-            let mut cmd = Command::new(resolve_program(&shell, &env, &cwd));
-            // `$0` stays the name as given.
-            std::os::unix::process::CommandExt::arg0(&mut cmd, &shell)
-                .arg("-c")
-                .arg(&script)
-                .current_dir(&cwd)
-                .env_clear()
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .env(TAG_VAR, &tag)
-                .stdin(Stdio::null())
-                .stdout(Stdio::from(stdout))
-                .stderr(Stdio::from(stderr));
-            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            // Held from before the fork until the pid is known: the reaper cannot take the
-            // command's status before it is known as the command.
-            let mut state = shared.lock();
-            match cmd.spawn() {
-                Ok(child) => {
-                    let pid = child.id() as i32;
-                    state.commands.insert(
+impl Supervisor {
+    fn handle(&mut self, reader: &mut wire::Reader, request: Request) {
+        match request {
+            Request::Spawn {
+                id,
+                shell,
+                script,
+                cwd,
+                env,
+                tag,
+            } => {
+                let (Some(stdout), Some(stderr)) = (reader.take_fd(), reader.take_fd()) else {
+                    self.reply(&Reply::SpawnFailed {
                         id,
-                        Started {
-                            pid,
-                            tag,
-                            running: true,
-                            cleaned: false,
-                        },
-                    );
-                    state.spawned += 1;
-                    drop(state);
-                    shared.started.notify_one();
-                    shared.reply(&Reply::Spawned { id, pid });
-                }
-                Err(e) => {
-                    drop(state);
-                    shared.reply(&Reply::SpawnFailed {
-                        id,
-                        errno: e.raw_os_error(),
-                        message: e.to_string(),
+                        errno: None,
+                        message: "the command's output descriptors did not arrive".to_owned(),
                     });
+                    return;
+                };
+                // Found here, inside the sandbox: the spawn then shares the supervisor's memory
+                // instead of copying it (`resolve_program`).
+                let mut cmd = Command::new(resolve_program(&shell, &env, &cwd));
+                // `$0` stays the name as given.
+                std::os::unix::process::CommandExt::arg0(&mut cmd, &shell)
+                    .arg("-c")
+                    .arg(&script)
+                    .current_dir(&cwd)
+                    .env_clear()
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .env(TAG_VAR, &tag)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::from(stdout))
+                    .stderr(Stdio::from(stderr));
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+                // A child whose exec failed is reaped by the spawn itself; one that started is
+                // known as the command before its end is read (the same thread reads both).
+                match cmd.spawn() {
+                    Ok(child) => {
+                        let pid = child.id() as i32;
+                        self.commands.insert(
+                            id,
+                            Started {
+                                pid,
+                                tag,
+                                running: true,
+                                cleaned: false,
+                            },
+                        );
+                        self.reply(&Reply::Spawned { id, pid });
+                    }
+                    Err(e) => {
+                        self.reply(&Reply::SpawnFailed {
+                            id,
+                            errno: e.raw_os_error(),
+                            message: e.to_string(),
+                        });
+                    }
                 }
             }
-        }
-        Request::KillGroup { id } => {
-            let pid = shared.lock().commands.get(&id).map(|c| c.pid);
-            if let Some(pid) = pid {
-                let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-            }
-        }
-        Request::Clean { id } => {
-            let command = shared
-                .lock()
-                .commands
-                .get(&id)
-                .map(|c| (c.pid, c.tag.clone()));
-            if let Some((pid, tag)) = command {
-                clean(shared, pid, &tag);
-            }
-            let mut state = shared.lock();
-            match state.commands.get_mut(&id) {
-                Some(c) if !c.running => {
-                    state.commands.remove(&id);
+            Request::KillGroup { id } => {
+                if let Some(c) = self.commands.get(&id) {
+                    let _gone = killpg(Pid::from_raw(c.pid), Signal::SIGKILL);
                 }
-                Some(c) => c.cleaned = true,
-                None => {}
             }
-            drop(state);
-            shared.reply(&Reply::Cleaned { id });
+            Request::Clean { id } => {
+                let command = self.commands.get(&id).map(|c| (c.pid, c.tag.clone()));
+                if let Some((pid, tag)) = command {
+                    self.clean(pid, &tag);
+                }
+                match self.commands.get_mut(&id) {
+                    Some(c) if !c.running => {
+                        self.commands.remove(&id);
+                    }
+                    Some(c) => c.cleaned = true,
+                    None => {}
+                }
+                self.reply(&Reply::Cleaned { id });
+            }
         }
     }
-}
 
-/// Kills the group of the command whose shell is `pid`, every process carrying `tag`, and every
-/// orphan that carries no tag, pass after pass until none is left.
-fn clean(shared: &Shared, pid: i32, tag: &str) {
-    let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    let me = std::process::id() as i32;
-    if me != 1 {
-        return;
-    }
-    for _ in 0..MAX_PASSES {
-        let found = left_over(shared, tag, me);
-        if found.is_empty() {
-            break;
+    /// Kills the group of the command whose shell is `pid`, every process carrying `tag`, and
+    /// every orphan that carries no tag, pass after pass until none is left. What it kills is
+    /// reaped by the loop afterwards; a zombie is not counted as left.
+    fn clean(&mut self, pid: i32, tag: &str) {
+        let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        let me = std::process::id() as i32;
+        if me != 1 {
+            return;
         }
-        for other in found {
-            let _gone = kill(Pid::from_raw(other), Signal::SIGKILL);
+        for _ in 0..MAX_PASSES {
+            let found = self.left_over(tag, me);
+            if found.is_empty() {
+                break;
+            }
+            for other in found {
+                let _gone = kill(Pid::from_raw(other), Signal::SIGKILL);
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
-        std::thread::sleep(Duration::from_millis(2));
     }
-}
 
-/// The processes the command tagged `tag` left: those carrying its tag, and every orphan that
-/// carries no tag (re-parented to `me`, PID 1, and not one of the commands).
-fn left_over(shared: &Shared, tag: &str, me: i32) -> Vec<i32> {
-    let entry = format!("{TAG_VAR}={tag}");
-    let roots: Vec<i32> = shared
-        .lock()
-        .commands
-        .values()
-        .filter(|c| c.running)
-        .map(|c| c.pid)
-        .collect();
-    let mut found = Vec::new();
-    for other in processes() {
-        // Zombies are dead already (the reaper takes them); their environ reads empty.
-        if other == me || is_zombie(other) {
-            continue;
+    /// The processes the command tagged `tag` left: those carrying its tag, and every orphan
+    /// that carries no tag (re-parented to `me`, PID 1, and not one of the commands).
+    fn left_over(&self, tag: &str, me: i32) -> Vec<i32> {
+        let entry = format!("{TAG_VAR}={tag}");
+        let roots: Vec<i32> = self
+            .commands
+            .values()
+            .filter(|c| c.running)
+            .map(|c| c.pid)
+            .collect();
+        let mut found = Vec::new();
+        for other in processes() {
+            // Zombies are dead already (the loop reaps them); their environ reads empty.
+            if other == me || is_zombie(other) {
+                continue;
+            }
+            let environ = std::fs::read(format!("/proc/{other}/environ")).unwrap_or_default();
+            let mut vars = environ.split(|b| *b == 0);
+            let tagged_here = vars.clone().any(|v| v == entry.as_bytes());
+            let untagged = !vars.any(|v| v.starts_with(TAG_VAR.as_bytes()));
+            // An orphan that dropped its tag: re-parented here, not one of the commands.
+            let orphan = untagged && parent_of(other) == Some(me) && !roots.contains(&other);
+            if tagged_here || orphan {
+                found.push(other);
+            }
         }
-        let environ = std::fs::read(format!("/proc/{other}/environ")).unwrap_or_default();
-        let mut vars = environ.split(|b| *b == 0);
-        let tagged_here = vars.clone().any(|v| v == entry.as_bytes());
-        let untagged = !vars.any(|v| v.starts_with(TAG_VAR.as_bytes()));
-        // An orphan that dropped its tag: re-parented here, not one of the commands.
-        let orphan = untagged && parent_of(other) == Some(me) && !roots.contains(&other);
-        if tagged_here || orphan {
-            found.push(other);
+        found
+    }
+
+    /// Reaps every child that has ended: a command's shell is reported, anything else (orphans,
+    /// processes killed by `clean`) only reaped.
+    fn reap(&mut self) {
+        loop {
+            let (pid, raw) = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(pid, code)) => (pid.as_raw(), (code & 0xff) << 8),
+                Ok(WaitStatus::Signaled(pid, signal, core)) => {
+                    (pid.as_raw(), signal as i32 | if core { 0x80 } else { 0 })
+                }
+                // Nothing more has ended (or there is no child at all).
+                Ok(WaitStatus::StillAlive) | Err(_) => return,
+                Ok(_) => continue,
+            };
+            self.ended(pid, raw);
         }
     }
-    found
+
+    /// The shell of a command ended with wait status `raw`: its `exited` reply.
+    fn ended(&mut self, pid: i32, raw: i32) {
+        let Some((&id, command)) = self
+            .commands
+            .iter_mut()
+            .find(|(_, c)| c.pid == pid && c.running)
+        else {
+            return;
+        };
+        command.running = false;
+        let (cleaned, tag) = (command.cleaned, command.tag.clone());
+        // Nothing the command started is left (the common case): what a `clean` would find now,
+        // so the harness need not ask for one. Whatever the command started exists by now,
+        // since only its own processes could start more. A command already cleaned (a timeout,
+        // an abort) is not looked at again: its `cleaned` reply answers.
+        let me = std::process::id() as i32;
+        let clean = !cleaned && me == 1 && self.left_over(&tag, me).is_empty();
+        if cleaned || clean {
+            self.commands.remove(&id);
+        }
+        self.reply(&Reply::Exited {
+            id,
+            status: raw,
+            clean,
+        });
+    }
 }
 
 /// Every process of the sandbox but this one, killed (the harness is gone).
@@ -369,71 +415,4 @@ fn parent_of(pid: i32) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = stat.rsplit_once(')')?.1;
     rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Reaps every process that ends: a command's shell is reported, anything else (orphans,
-/// processes killed by `clean`) only reaped. It learns of an ended child without reaping it
-/// (`waitid` with `WNOWAIT`), then reaps it holding the state's lock, which a spawn holds from
-/// before its fork until its pid is known: a child whose exec failed is then std's to reap, and
-/// a command's status is never taken before the command is known.
-fn reap(shared: &Shared) {
-    use nix::sys::wait::{Id, waitid};
-    loop {
-        let generation = shared.lock().spawned;
-        let pid = match waitid(Id::All, WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
-            Ok(status) => match status.pid() {
-                Some(pid) => pid,
-                None => continue,
-            },
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => {
-                // No child at all (`ECHILD`): wait for the next spawn.
-                let mut state = shared.lock();
-                while state.spawned == generation {
-                    state = shared
-                        .started
-                        .wait(state)
-                        .unwrap_or_else(|e| e.into_inner());
-                }
-                continue;
-            }
-        };
-        let mut state = shared.lock();
-        let raw = match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-            Ok(WaitStatus::Exited(_, code)) => (code & 0xff) << 8,
-            Ok(WaitStatus::Signaled(_, signal, core)) => {
-                signal as i32 | if core { 0x80 } else { 0 }
-            }
-            // Reaped meanwhile by a failed spawn, or not ended after all.
-            _ => continue,
-        };
-        let done = state
-            .commands
-            .iter_mut()
-            .find(|(_, c)| c.pid == pid.as_raw() && c.running)
-            .map(|(id, c)| {
-                c.running = false;
-                (*id, c.cleaned, c.tag.clone())
-            });
-        if let Some((id, true, _)) = done {
-            state.commands.remove(&id);
-        }
-        drop(state);
-        if let Some((id, cleaned, tag)) = done {
-            // Nothing the command started is left (the common case): what a `clean` would find
-            // now, so the harness need not ask for one. Whatever the command started exists by
-            // now, since only its own processes could start more. A command already cleaned
-            // (a timeout, an abort) is not looked at again: its `cleaned` reply answers.
-            let me = std::process::id() as i32;
-            let clean = !cleaned && me == 1 && left_over(shared, &tag, me).is_empty();
-            if clean {
-                shared.lock().commands.remove(&id);
-            }
-            shared.reply(&Reply::Exited {
-                id,
-                status: raw,
-                clean,
-            });
-        }
-    }
 }

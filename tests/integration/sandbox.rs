@@ -570,7 +570,7 @@ async fn bash_cannot_escape_under_isolated() {
 fn sandbox_facts(host_home: &str) -> String {
     format!(
         r#"echo "ids $(id -u) $(id -g) $(id -G)"; echo "map $(tr -s ' ' < /proc/self/uid_map)"
-grep -E 'Cap|NoNewPrivs|Seccomp' /proc/self/status | tr -s '\t ' ' '
+grep -E 'Cap|NoNewPrivs|Seccomp|SigBlk' /proc/self/status | tr -s '\t ' ' '
 echo "dev $(ls -A /dev | sort | tr '\n' ' ')"
 echo "net $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 for p in / /etc /usr {host_home} /tmp "$PWD" /run /dev /dev/shm /proc/sys; do
@@ -631,6 +631,9 @@ async fn the_harness_makes_the_sandbox_bubblewrap_makes() {
         "CapEff: 0000000000000000",
         "CapBnd: 0000000000000000",
         "NoNewPrivs: 1",
+        // The supervisor takes its children's ends from a signalfd, SIGCHLD blocked: a command
+        // starts with nothing blocked all the same.
+        "SigBlk: 0000000000000000",
         "net lo ",
         "/ read-only",
         "/etc read-only",
@@ -823,6 +826,67 @@ async fn nothing_left_behind(sandbox: &Sandbox) {
     .await;
     assert!(text(&result).contains("Command timed out after 0.5 seconds"));
     assert!(processes_with(&mark).is_empty(), "{}", sandbox.name());
+}
+
+/// Three commands of one run in flight at once in its sandbox: one that times out (its group
+/// killed and cleaned), one that ends at once, one that ends later. Each end is reported as it
+/// happens, whatever the others are doing, and each result is its own.
+#[tokio::test]
+async fn commands_of_one_run_in_flight_at_once_each_end_as_they_end() {
+    let Some(sandbox) =
+        isolated_or_skip("commands_of_one_run_in_flight_at_once_each_end_as_they_end")
+    else {
+        return;
+    };
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let started = std::time::Instant::now();
+    let timed = |args: Value| {
+        let ctx = &ctx;
+        async move {
+            let result = call(ctx, "bash", args).await;
+            (result, started.elapsed())
+        }
+    };
+    let all = async {
+        tokio::join!(
+            timed(json!({"command": "sleep 0.3; echo never & sleep 30", "timeout": 1})),
+            timed(json!({"command": "echo quick"})),
+            timed(json!({"command": "sleep 0.5; echo later; exit 3"})),
+        )
+    };
+    let ((stuck, stuck_at), (quick, quick_at), (later, later_at)) =
+        tokio::time::timeout(Duration::from_secs(60), all)
+            .await
+            .expect("the three commands ended within a minute");
+    assert!(!quick.is_error, "{}", text(&quick));
+    assert_eq!(text(&quick).trim(), "quick");
+    assert!(
+        quick_at < Duration::from_millis(900),
+        "the quick command waited for the others: {quick_at:?}"
+    );
+    assert!(later.is_error, "{}", text(&later));
+    assert!(text(&later).starts_with("later"), "{}", text(&later));
+    assert!(
+        text(&later).contains("Command exited with code 3"),
+        "{}",
+        text(&later)
+    );
+    assert!(
+        later_at < Duration::from_millis(1500),
+        "the later command waited for the one timing out: {later_at:?}"
+    );
+    assert!(stuck.is_error, "{}", text(&stuck));
+    assert!(
+        text(&stuck).contains("Command timed out after 1 seconds"),
+        "{}",
+        text(&stuck)
+    );
+    assert!(stuck_at < Duration::from_secs(10), "{stuck_at:?}");
+    // The sandbox serves the next command as before.
+    let next = call(&ctx, "bash", json!({"command": "echo next"})).await;
+    assert_eq!(text(&next).trim(), "next");
 }
 
 #[tokio::test]
