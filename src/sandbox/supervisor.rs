@@ -256,9 +256,8 @@ impl Supervisor {
                 }
             }
             Request::Clean { id } => {
-                let command = self.commands.get(&id).map(|c| (c.pid, c.tag.clone()));
-                if let Some((pid, tag)) = command {
-                    self.clean(pid, &tag);
+                if let Some(c) = self.commands.get(&id) {
+                    self.clean(c.pid, &c.tag);
                 }
                 match self.commands.get_mut(&id) {
                     Some(c) if !c.running => {
@@ -275,7 +274,7 @@ impl Supervisor {
     /// Kills the group of the command whose shell is `pid`, every process carrying `tag`, and
     /// every orphan that carries no tag, pass after pass until none is left. What it kills is
     /// reaped by the loop afterwards; a zombie is not counted as left.
-    fn clean(&mut self, pid: i32, tag: &str) {
+    fn clean(&self, pid: i32, tag: &str) {
         let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
         let me = std::process::id() as i32;
         if me != 1 {
@@ -349,14 +348,14 @@ impl Supervisor {
             return;
         };
         command.running = false;
-        let (cleaned, tag) = (command.cleaned, command.tag.clone());
+        let command = &self.commands[&id];
         // Nothing the command started is left (the common case): what a `clean` would find now,
         // so the harness need not ask for one. Whatever the command started exists by now,
         // since only its own processes could start more. A command already cleaned (a timeout,
         // an abort) is not looked at again: its `cleaned` reply answers.
         let me = std::process::id() as i32;
-        let clean = !cleaned && me == 1 && self.left_over(&tag, me).is_empty();
-        if cleaned || clean {
+        let clean = !command.cleaned && me == 1 && self.left_over(&command.tag, me).is_empty();
+        if command.cleaned || clean {
             self.commands.remove(&id);
         }
         self.reply(&Reply::Exited {
