@@ -462,7 +462,9 @@ static ENDED_NETWORK_NAMESPACES: Mutex<EndedNamespaces> = Mutex::new(EndedNamesp
 /// released meanwhile as one batch, and part of its work is once per batch (it walks the
 /// machine's whole TCP hash table for each): released one by one, a run's namespace cost more
 /// there than making it (`benches/README.md`, `sandbox_overhead`). An ended namespace holds
-/// nothing (no process, no socket); at most a batch less one wait, until the harness ends.
+/// nothing (no process, no socket); at most a batch less one wait, until the harness ends. One
+/// the sandbox maker keeps for a later run (`sandbox_ns::Networks`) lives on: the maker holds it
+/// too.
 fn release_network_namespace(network: OwnedFd) {
     let batch = ENDED_NETWORK_NAMESPACES
         .lock()

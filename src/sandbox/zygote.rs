@@ -10,6 +10,10 @@
 //! write end of a pipe for the sandbox's stderr) is answered `made` (the pid of the sandbox's
 //! first process and a pidfd of it, to wait for and kill it) or `failed`.
 //!
+//! It keeps the network namespaces of ended sandboxes for later ones (`sandbox_ns::Networks`):
+//! at its start it moves into a user namespace of its own, which owns them, and it takes one
+//! back when it reaps the sandbox that had it, if no socket is left in it.
+//!
 //! Lifetimes: it dies with the harness (a parent-death signal, and the end of its socket), and
 //! each sandbox dies with it (the same signal: PID 1 gone, the kernel kills the rest of the
 //! namespace). It reaps the sandboxes, so their CPU is its children's, and the harness reaps it
@@ -26,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use sandbox_ns::{Ids, Layout};
+use sandbox_ns::{Ids, Layout, Network, Networks};
 
 use super::bwrap::Plan;
 use super::process::own_children;
@@ -37,6 +41,10 @@ pub const ARG: &str = "__sandbox-zygote";
 
 /// How long a probe's sandbox may take to say it is ready.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many network namespaces the maker keeps idle for the next sandboxes (more than a harness
+/// runs at once is rare; each holds a little kernel memory).
+const KEEP_NETWORKS: usize = 64;
 
 /// How long [`shutdown`] waits for the maker to end.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -361,8 +369,17 @@ pub fn main() -> ExitCode {
 }
 
 fn serve() -> io::Result<()> {
-    // Out of the harness's session (no terminal), unreadable by anything of the same user.
+    // Out of the harness's session (no terminal).
     let _ = rustix::process::setsid();
+    let ids = Ids::current();
+    // While it may still write its own id maps; without a user namespace of its own, each
+    // sandbox makes its network namespace.
+    let mut networks = Networks::start(ids, KEEP_NETWORKS).map_err(|e| {
+        io::Error::other(format!(
+            "failed to map its ids in its own user namespace: {e}"
+        ))
+    })?;
+    // Unreadable by anything of the same user.
     let _ = nix::sys::prctl::set_dumpable(false);
     // The sandboxes' commands get the limit on open files the harness started with, not the
     // one it raised for itself.
@@ -372,9 +389,8 @@ fn serve() -> io::Result<()> {
         let null = std::fs::File::open("/dev/null")?;
         nix::unistd::dup2(null.as_raw_fd(), 0)?;
     }
-    let ids = Ids::current();
     let mut reader = wire::Reader::default();
-    let mut sandboxes: Vec<i32> = Vec::new();
+    let mut sandboxes = Sandboxes::default();
     loop {
         if readable(socket.as_fd(), Duration::from_secs(1)) {
             match reader.fill(socket.as_fd()) {
@@ -384,15 +400,17 @@ fn serve() -> io::Result<()> {
                 Err(_) => break,
             }
             while let Some(Ask::Make { plan }) = reader.next_frame::<Ask>()? {
+                // The sandboxes that ended give their network namespaces back first.
+                sandboxes.reap(networks.as_mut(), false);
                 let answer = match (reader.take_fd(), reader.take_fd()) {
                     (Some(supervisor), Some(stderr)) => {
-                        clone_sandbox(&plan, ids, supervisor, stderr)
+                        clone_sandbox(&plan, ids, networks.as_mut(), supervisor, stderr)
                     }
                     _ => Err("the sandbox's descriptors did not arrive".to_owned()),
                 };
                 let (answer, fds) = match answer {
-                    Ok((pid, pidfd)) => {
-                        sandboxes.push(pid);
+                    Ok((pid, pidfd, network)) => {
+                        sandboxes.running.push((pid, network));
                         (Answer::Made { pid }, vec![pidfd])
                     }
                     Err(message) => (Answer::Failed { message }, Vec::new()),
@@ -401,53 +419,81 @@ fn serve() -> io::Result<()> {
                 wire::send_all(socket.as_fd(), &wire::frame(&answer), &fds)?;
             }
         }
-        reap(&mut sandboxes, false);
+        sandboxes.reap(networks.as_mut(), false);
     }
     // The harness is gone or done: no sandbox outlives it.
-    for pid in &sandboxes {
+    for (pid, _) in &sandboxes.running {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(*pid),
             nix::sys::signal::Signal::SIGKILL,
         );
     }
-    reap(&mut sandboxes, true);
+    sandboxes.reap(None, true);
     Ok(())
 }
 
-/// Reaps the sandboxes that ended (`all`: waits for every one).
-fn reap(sandboxes: &mut Vec<i32>, all: bool) {
-    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-    sandboxes.retain(|pid| {
-        let flags = (!all).then_some(WaitPidFlag::WNOHANG);
-        !matches!(
-            waitpid(nix::unistd::Pid::from_raw(*pid), flags),
-            Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) | Err(_)
-        )
-    });
+/// The sandboxes made and not yet reaped: each one's first process, and the network namespace
+/// it was cloned into when it was a kept one.
+#[derive(Default)]
+struct Sandboxes {
+    running: Vec<(i32, Option<Network>)>,
 }
 
-/// Clones a sandbox of `plan`: the pid of its first process and a pidfd of it.
+impl Sandboxes {
+    /// Reaps the sandboxes that ended (`all`: waits for every one), and gives their network
+    /// namespaces back to `networks`: every process of a sandbox has ended once its first has
+    /// been reaped (the kernel ends a PID namespace's first process last).
+    fn reap(&mut self, mut networks: Option<&mut Networks>, all: bool) {
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        let flags = (!all).then_some(WaitPidFlag::WNOHANG);
+        let mut i = 0;
+        while i < self.running.len() {
+            let ended = matches!(
+                waitpid(nix::unistd::Pid::from_raw(self.running[i].0), flags),
+                Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) | Err(_)
+            );
+            if !ended {
+                i += 1;
+                continue;
+            }
+            let (_, network) = self.running.swap_remove(i);
+            if let (Some(networks), Some(network)) = (networks.as_deref_mut(), network) {
+                networks.give_back(network);
+            }
+        }
+    }
+}
+
+/// Clones a sandbox of `plan`, into a network namespace taken from `networks` when the maker
+/// keeps them: the pid of its first process, a pidfd of it, and that network namespace.
 fn clone_sandbox(
     plan: &Plan,
     ids: Ids,
+    networks: Option<&mut Networks>,
     supervisor: OwnedFd,
     stderr: OwnedFd,
-) -> Result<(i32, OwnedFd), String> {
+) -> Result<(i32, OwnedFd, Option<Network>), String> {
     let null = std::fs::File::options()
         .read(true)
         .write(true)
         .open("/dev/null")
         .map_err(|e| format!("failed to open /dev/null: {e}"))?;
-    let layout = layout(plan);
-    let pid = sandbox_ns::clone_sandbox([supervisor, null.into(), stderr], || {
-        if let Err(message) = sandbox_ns::enter(&layout, ids) {
-            // Read by the harness, which says whose message it is.
-            eprintln!("{message}");
-            return 1;
-        }
-        super::supervisor::serve_here()
-    })
-    .map_err(|e| format!("failed to create the run's namespaces: {e}"))?;
+    let network = networks
+        .map(Networks::take)
+        .transpose()
+        .map_err(|e| format!("failed to create a network namespace for the run: {e}"))?;
+    let mut layout = layout(plan);
+    layout.own_network = network.is_none();
+    let pid =
+        sandbox_ns::clone_sandbox([supervisor, null.into(), stderr], network.as_ref(), || {
+            if let Err(message) = sandbox_ns::enter(&layout, ids) {
+                // Read by the harness, which says whose message it is.
+                eprintln!("{message}");
+                return 1;
+            }
+            super::supervisor::serve_here()
+        })
+        .map_err(|e| format!("failed to create the run's namespaces: {e}"))?;
     let pidfd = rustix::process::pidfd_open(
         rustix::process::Pid::from_raw(pid).expect("a child's pid is positive"),
         rustix::process::PidfdFlags::empty(),
@@ -459,7 +505,7 @@ fn clone_sandbox(
         );
         format!("failed to open a pidfd of the run's sandbox: {e}")
     })?;
-    Ok((pid, pidfd))
+    Ok((pid, pidfd, network))
 }
 
 /// The mounts of `plan` as the sandbox builder takes them (bubblewrap's order).
@@ -474,5 +520,6 @@ fn layout(plan: &Plan) -> Layout {
         readable: m.logs.iter().cloned().collect(),
         readable_if_there: m.reads.clone(),
         cwd: plan.cwd.clone(),
+        own_network: true,
     }
 }

@@ -889,6 +889,87 @@ async fn commands_of_one_run_in_flight_at_once_each_end_as_they_end() {
     assert_eq!(text(&next).trim(), "next");
 }
 
+/// Prints the sandbox's network namespace, then how many sockets of any family the kernel lists
+/// in it.
+const NETWORK_FACTS: &str = "readlink /proc/self/ns/net; cat /proc/net/tcp /proc/net/tcp6 \
+     /proc/net/udp /proc/net/udp6 /proc/net/unix 2>/dev/null | grep -vc -e '^ *sl ' -e '^Num '; true";
+
+#[tokio::test]
+async fn a_run_gets_no_socket_an_earlier_run_left_and_never_shares_its_network() {
+    let Some(sandbox) =
+        isolated_or_skip("a_run_gets_no_socket_an_earlier_run_left_and_never_shares_its_network")
+    else {
+        return;
+    };
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    // One run leaves a connection in TIME_WAIT on the loopback (its server closed first): for a
+    // minute no other server could bind that port there.
+    let lingering = {
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let script = "python3 -c \"
+import socket
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+a.close(); c.close(); s.close()
+\" && "
+            .to_owned()
+            + NETWORK_FACTS;
+        let left = call(&ctx, "bash", json!({"command": script})).await;
+        let facts = text(&left).to_owned();
+        let mut lines = facts.lines();
+        let net = lines.next().unwrap_or_default().to_owned();
+        assert!(net.starts_with("net:["), "{facts}");
+        assert_ne!(
+            lines.next(),
+            Some("0"),
+            "the run's socket is listed in its namespace: {facts}"
+        );
+        net
+    };
+    // The runs after it, one at a time, each once the one before has ended.
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let facts = call(&ctx, "bash", json!({"command": NETWORK_FACTS})).await;
+        let facts = text(&facts).to_owned();
+        let (net, sockets) = facts.trim().split_once('\n').expect("two lines");
+        assert_eq!(
+            sockets, "0",
+            "a run found sockets in its network namespace: {facts}"
+        );
+        assert_ne!(
+            net, lingering,
+            "a run got the namespace a socket was left in"
+        );
+        seen.push(net.to_owned());
+    }
+    if sandbox.maker() == Some("harness") {
+        let mut distinct = seen.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert!(
+            distinct.len() < seen.len(),
+            "no network namespace was kept for a later run: {seen:?}"
+        );
+    }
+    // Two runs at once never share one.
+    let first = context(sandbox.jail(&ws), &ws, &scratch);
+    let second = context(sandbox.jail(&ws), &ws, &scratch);
+    let ask = json!({"command": "readlink /proc/self/ns/net"});
+    let (a, b) = tokio::join!(
+        call(&first, "bash", ask.clone()),
+        call(&second, "bash", ask)
+    );
+    assert!(text(&a).starts_with("net:["), "{}", text(&a));
+    assert_ne!(
+        text(&a),
+        text(&b),
+        "two runs in flight shared a network namespace"
+    );
+}
+
 #[tokio::test]
 async fn background_setsid_and_nohup_children_die_with_the_call_unconfined() {
     nothing_left_behind(&Sandbox::none()).await;

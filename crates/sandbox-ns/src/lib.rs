@@ -1,7 +1,8 @@
 //! The harness's one crate of unsafe code: the `isolated` tier's run sandbox made without
 //! bubblewrap. [`clone_sandbox`] clones a single-threaded process (the harness's sandbox maker)
-//! into new user, mount, PID, network, IPC, UTS and cgroup namespaces; in the clone, [`enter`]
-//! builds the sandbox, and the clone goes on to be the run's supervisor.
+//! into new user, mount, PID, IPC, UTS and cgroup namespaces, and a network namespace of its
+//! own: a new one, or one of those the maker keeps ([`Networks`], one sandbox at a time each);
+//! in the clone, [`enter`] builds the sandbox, and the clone goes on to be the run's supervisor.
 //!
 //! The sandbox is the one bubblewrap makes for the harness, built with the kernel's mount API
 //! (`open_tree`, `mount_setattr`, `move_mount`, Linux 5.12+) so that nothing parses
@@ -9,7 +10,8 @@
 //! in one call; a fresh `/dev` (`null`, `zero`, `full`, `random`, `urandom`, `tty` bound from the
 //! host, a private `devpts`, `shm`); a `/proc` of the new PID namespace (its `sys`,
 //! `sysrq-trigger`, `irq` and `bus` read-only); empty `/run` and home; the run's folders bound
-//! where [`Layout`] says; the loopback interface up; then no capability left, in any set, and
+//! where [`Layout`] says; the loopback interface up (in a new network namespace; a kept one has
+//! it up already); then no capability left, in any set, and
 //! `no_new_privs`. The uid and gid are the caller's own, mapped to themselves.
 //!
 //! Every step that fails names the step and the path; the harness reports it as the reason the
@@ -20,6 +22,9 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+mod network;
+pub use network::{Network, Networks};
 
 /// What a run's sandbox holds, on top of the host's tree made read-only, in this order.
 #[derive(Debug, Clone, Default)]
@@ -42,13 +47,17 @@ pub struct Layout {
     pub readable_if_there: Vec<PathBuf>,
     /// The working folder at the end.
     pub cwd: PathBuf,
+    /// Whether the clone has a network namespace of its own, new, whose loopback interface it
+    /// brings up; otherwise it was cloned into a kept one ([`Networks`]), up already and not its
+    /// to change.
+    pub own_network: bool,
 }
 
-/// The namespaces a run's sandbox gets: every kind bubblewrap's `--unshare-all` makes.
+/// The namespaces a run's sandbox gets: every kind bubblewrap's `--unshare-all` makes, but
+/// the network's, which [`clone_sandbox`] adds or takes from [`Networks`].
 const CLONE_FLAGS: libc::c_int = libc::CLONE_NEWUSER
     | libc::CLONE_NEWNS
     | libc::CLONE_NEWPID
-    | libc::CLONE_NEWNET
     | libc::CLONE_NEWIPC
     | libc::CLONE_NEWUTS
     | libc::CLONE_NEWCGROUP;
@@ -316,7 +325,9 @@ pub fn enter(layout: &Layout, ids: Ids) -> Result<(), String> {
     }
     let cwd = layout.cwd.as_path();
     std::env::set_current_dir(cwd).map_err(|e| failed("enter", cwd, e))?;
-    loopback_up()?;
+    if layout.own_network {
+        loopback_up()?;
+    }
     drop_capabilities()
 }
 
@@ -524,22 +535,33 @@ fn drop_capabilities() -> Result<(), String> {
     Ok(())
 }
 
-/// Clones this process into new namespaces of every kind (user, mount, PID, network, IPC,
-/// UTS, cgroup). The clone gets `stdio` as its descriptors 0, 1 and 2 and no other descriptor,
+/// Clones this process into new namespaces of every kind (user, mount, PID, IPC, UTS, cgroup,
+/// and network: a new one, or `network`, kept by [`Networks`]). The clone gets `stdio` as its descriptors 0, 1 and 2 and no other descriptor,
 /// dies with this process (`SIGKILL`), and runs `child`, then exits with its code; this process
 /// gets the clone's pid. Fails, rather than clone, when this process has more than one thread
 /// (a clone of a threaded process may only call async-signal-safe functions, and `child` does
 /// more).
 ///
 /// `child` must not use a descriptor it captured: in the clone only `stdio` is open.
-pub fn clone_sandbox(stdio: [OwnedFd; 3], child: impl FnOnce() -> i32) -> io::Result<i32> {
+pub fn clone_sandbox(
+    stdio: [OwnedFd; 3],
+    network: Option<&Network>,
+    child: impl FnOnce() -> i32,
+) -> io::Result<i32> {
     let threads = std::fs::read_dir("/proc/self/task")?.count();
     if threads != 1 {
         return Err(io::Error::other(format!(
             "refusing to clone a process of {threads} threads into a sandbox"
         )));
     }
-    let flags = (CLONE_FLAGS | libc::SIGCHLD) as libc::c_ulong;
+    let flags = match network {
+        Some(network) => {
+            network.enter()?;
+            CLONE_FLAGS
+        }
+        None => CLONE_FLAGS | libc::CLONE_NEWNET,
+    };
+    let flags = (flags | libc::SIGCHLD) as libc::c_ulong;
     // SAFETY: clone without a new stack is fork with new namespaces. This process has one
     // thread (checked above), so no lock is held by a thread the clone lacks, and the clone may
     // run anything; it never returns from this branch (it exits below).
@@ -657,7 +679,7 @@ mod tests {
             let _ = rx.recv();
         });
         let null = || -> OwnedFd { std::fs::File::open("/dev/null").unwrap().into() };
-        let err = clone_sandbox([null(), null(), null()], || 0).unwrap_err();
+        let err = clone_sandbox([null(), null(), null()], None, || 0).unwrap_err();
         assert!(err.to_string().contains("threads"), "{err}");
         drop(tx);
         other.join().unwrap();
