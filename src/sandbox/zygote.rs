@@ -448,16 +448,19 @@ impl Sandboxes {
         let flags = (!all).then_some(WaitPidFlag::WNOHANG);
         let mut i = 0;
         while i < self.running.len() {
-            let ended = matches!(
-                waitpid(nix::unistd::Pid::from_raw(self.running[i].0), flags),
-                Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) | Err(_)
-            );
-            if !ended {
-                i += 1;
-                continue;
-            }
+            let reaped = match waitpid(nix::unistd::Pid::from_raw(self.running[i].0), flags) {
+                Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) => true,
+                // Not this maker's to wait for any more: forgotten, its namespace not kept.
+                Err(_) => false,
+                Ok(_) => {
+                    i += 1;
+                    continue;
+                }
+            };
             let (_, network) = self.running.swap_remove(i);
-            if let (Some(networks), Some(network)) = (networks.as_deref_mut(), network) {
+            if let (true, Some(networks), Some(network)) =
+                (reaped, networks.as_deref_mut(), network)
+            {
                 networks.give_back(network);
             }
         }

@@ -536,9 +536,9 @@ fn drop_capabilities() -> Result<(), String> {
 }
 
 /// Clones this process into new namespaces of every kind (user, mount, PID, IPC, UTS, cgroup,
-/// and network: a new one, or `network`, kept by [`Networks`]). The clone gets `stdio` as its descriptors 0, 1 and 2 and no other descriptor,
-/// dies with this process (`SIGKILL`), and runs `child`, then exits with its code; this process
-/// gets the clone's pid. Fails, rather than clone, when this process has more than one thread
+/// and network: a new one, or `network`, kept by [`Networks`]). The clone gets `stdio` as its
+/// descriptors 0, 1 and 2 and no other descriptor, dies with this process (`SIGKILL`), and runs
+/// `child`, then exits with its code; this process gets the clone's pid. Fails, rather than clone, when this process has more than one thread
 /// (a clone of a threaded process may only call async-signal-safe functions, and `child` does
 /// more).
 ///

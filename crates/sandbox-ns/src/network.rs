@@ -161,18 +161,11 @@ impl Networks {
 
     /// `network` back from a sandbox every process of which has ended: kept for another when
     /// nothing of that sandbox is left in it and fewer than `keep` are idle; dropped otherwise
-    /// (the kernel tears it down). Whether it was kept.
-    pub fn give_back(&mut self, network: Network) -> bool {
-        let keep = self.idle.len() < self.keep && network.is_empty().unwrap_or(false);
-        if keep {
+    /// (the kernel tears it down).
+    pub fn give_back(&mut self, network: Network) {
+        if self.idle.len() < self.keep && network.is_empty().unwrap_or(false) {
             self.idle.push(network);
         }
-        keep
-    }
-
-    /// How many are idle now.
-    pub fn idle(&self) -> usize {
-        self.idle.len()
     }
 }
 
