@@ -125,10 +125,19 @@ impl Project {
             stderr.push('\n');
             if seen >= finished && !sent {
                 if signal == Signal::SIGKILL {
-                    // Mid-run, as a real kill lands: once a run in flight has its temp folders
-                    // (each owned from its first moment, so any moment will do).
+                    // Mid-run, as a real kill lands: while a run in flight has its temp folders
+                    // (each owned from its first moment, so any moment will do). Seen with the
+                    // harness stopped, so that its last run cannot end and remove them between
+                    // the look and the kill, as it did once on a loaded machine.
                     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                    while self.leftovers().is_empty() && std::time::Instant::now() < deadline {
+                    while std::time::Instant::now() < deadline {
+                        if !self.leftovers().is_empty() {
+                            kill(pid, Signal::SIGSTOP).unwrap();
+                            if !self.leftovers().is_empty() {
+                                break;
+                            }
+                            kill(pid, Signal::SIGCONT).unwrap();
+                        }
                         std::thread::sleep(std::time::Duration::from_millis(1));
                     }
                 }
