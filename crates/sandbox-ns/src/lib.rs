@@ -538,9 +538,9 @@ fn drop_capabilities() -> Result<(), String> {
 /// Clones this process into new namespaces of every kind (user, mount, PID, IPC, UTS, cgroup,
 /// and network: a new one, or `network`, kept by [`Networks`]). The clone gets `stdio` as its
 /// descriptors 0, 1 and 2 and no other descriptor, dies with this process (`SIGKILL`), and runs
-/// `child`, then exits with its code; this process gets the clone's pid. Fails, rather than clone, when this process has more than one thread
-/// (a clone of a threaded process may only call async-signal-safe functions, and `child` does
-/// more).
+/// `child`, then exits with its code; this process gets the clone's pid. Fails, rather than
+/// clone, when this process has more than one thread (a clone of a threaded process may only
+/// call async-signal-safe functions, and `child` does more).
 ///
 /// `child` must not use a descriptor it captured: in the clone only `stdio` is open.
 pub fn clone_sandbox(
@@ -548,7 +548,7 @@ pub fn clone_sandbox(
     network: Option<&Network>,
     child: impl FnOnce() -> i32,
 ) -> io::Result<i32> {
-    let threads = std::fs::read_dir("/proc/self/task")?.count();
+    let threads = threads()?;
     if threads != 1 {
         return Err(io::Error::other(format!(
             "refusing to clone a process of {threads} threads into a sandbox"
@@ -579,6 +579,11 @@ pub fn clone_sandbox(
     // SAFETY: ends the clone without unwinding into the parent's frames or running its
     // destructors (whose descriptors the clone no longer holds).
     unsafe { libc::_exit(code) }
+}
+
+/// How many threads this process has: namespaces it enters or clones into take only one.
+fn threads() -> io::Result<usize> {
+    Ok(std::fs::read_dir("/proc/self/task")?.count())
 }
 
 /// In the clone: `stdio` on 0, 1 and 2, every other descriptor closed, a session of its own (no

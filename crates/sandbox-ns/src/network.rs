@@ -130,8 +130,7 @@ impl Networks {
     /// the process is in the new user namespace but could not map its ids there, and can make
     /// no sandbox: the caller ends.
     pub fn start(ids: Ids, keep: usize) -> io::Result<Option<Networks>> {
-        let threads = std::fs::read_dir("/proc/self/task")?.count();
-        if threads != 1 {
+        if super::threads()? != 1 {
             return Ok(None);
         }
         // SAFETY: unshare with a flag only; it touches no memory of the process.
