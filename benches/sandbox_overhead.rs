@@ -4,7 +4,9 @@
 //! commands, the same way, in the same round.
 //!
 //! The harness is the real binary (`CARGO_BIN_EXE_harness`, the release build under `cargo
-//! bench`), run live against the instant local model server (`testkit::load_server`), once per
+//! bench`), run live against a local model server in this process (`testkit::instant_server`,
+//! which takes as little of the measured cores as it can; `--server load` for
+//! `testkit::load_server`, hyper on the async runtime, used until 2026-12-04), once per
 //! tier (`--tiers isolated,isolated:bwrap,workspace,none`; `isolated:bwrap` is `isolated` with
 //! bubblewrap making each run's sandbox, `HARNESS_SANDBOX_MAKER=bwrap`, as before the harness
 //! made them itself), and once more per tier for every `--before PATH`
@@ -48,7 +50,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use harness::testkit::{self, LoadConfig, LoadServer, ScriptedToolCall, proc_stat};
+use harness::testkit::{
+    self, InstantConfig, InstantServer, LoadConfig, LoadServer, ScriptedToolCall, proc_stat,
+};
 use serde_json::json;
 
 const COMMAND: &str = "ls; cat README.md";
@@ -140,12 +144,12 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     if std::env::args().any(|a| a == "--serve") {
         let server = runtime.block_on(start_server(calls));
-        println!("{}", server.addr().port());
+        println!("{}", server.port());
         std::io::Write::flush(&mut std::io::stdout()).unwrap();
         let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
         return;
     }
-    let servers: Vec<(usize, LoadServer)> = [calls, 2 * calls]
+    let servers: Vec<(usize, Server)> = [calls, 2 * calls]
         .into_iter()
         .map(|n| (n, runtime.block_on(start_server(n))))
         .collect();
@@ -340,17 +344,50 @@ async fn per_call(setup: &Setup, tiers: &[String], n: usize) {
     report("bash -c, spawned directly", times, before);
 }
 
-/// The instant model server of this workload: `calls` bash calls, then the answer.
-async fn start_server(calls: usize) -> LoadServer {
-    testkit::start_load(LoadConfig {
-        turns_per_run: calls + 1,
-        tool_call: ScriptedToolCall {
-            name: "bash".to_owned(),
-            arguments: json!({ "command": COMMAND }),
-        },
-        ..LoadConfig::default()
-    })
-    .await
+/// The model server of this workload, in this process.
+enum Server {
+    /// `testkit::instant_server`: a blocking thread per connection, the body never parsed.
+    Instant(InstantServer),
+    /// `testkit::load_server`: hyper on the async runtime, the body parsed as JSON (the
+    /// benchmark's server until 2026-12-04, `--server load`).
+    Load(LoadServer),
+}
+
+impl Server {
+    fn port(&self) -> u16 {
+        match self {
+            Server::Instant(s) => s.addr().port(),
+            Server::Load(s) => s.addr().port(),
+        }
+    }
+}
+
+/// The model server of this workload (`--server instant`, the default, or `load`): `calls`
+/// bash calls, then the answer.
+async fn start_server(calls: usize) -> Server {
+    let tool_call = ScriptedToolCall {
+        name: "bash".to_owned(),
+        arguments: json!({ "command": COMMAND }),
+    };
+    match arg("--server").as_deref() {
+        None | Some("instant") => Server::Instant(
+            testkit::start_instant(InstantConfig {
+                turns: calls + 1,
+                tool_call,
+                text: "Done.".to_owned(),
+            })
+            .expect("start the instant model server"),
+        ),
+        Some("load") => Server::Load(
+            testkit::start_load(LoadConfig {
+                turns_per_run: calls + 1,
+                tool_call,
+                ..LoadConfig::default()
+            })
+            .await,
+        ),
+        Some(other) => panic!("--server: `instant` or `load`, not `{other}`"),
+    }
 }
 
 /// In process: `n` times a new jail under `isolated` (its sandbox made at the first command),
@@ -443,7 +480,7 @@ fn tier_of(name: &str) -> (harness::sandbox::Tier, bool) {
 }
 
 /// One `harness run` of `samples` epochs of the trivial task, `jobs` at a time, under `tier`.
-fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -> Measure {
+fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &Server) -> Measure {
     let dir = tempfile::tempdir_in(&setup.place).unwrap();
     let suite = dir.path().join("tasks");
     testkit::write_trivial_task(&suite).unwrap();
@@ -453,7 +490,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &LoadServer) -
         .arg(&suite)
         .args(["--cassette-mode", "live", "--model", "openai/load-gpt"])
         .arg("--base-url")
-        .arg(format!("http://127.0.0.1:{}/v1", server.addr().port()))
+        .arg(format!("http://127.0.0.1:{}/v1", server.port()))
         .args(["--jobs", &setup.jobs.to_string()])
         .args(["--epochs", &setup.samples.to_string()])
         .args(["--sandbox", tier_of(tier).0.name()])
