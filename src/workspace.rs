@@ -236,6 +236,10 @@ impl Drop for Workspace {
     fn drop(&mut self) {
         if self.keep {
             self.disown();
+        } else if let Some(dir) = &self.dir {
+            // Before the handle's own removal, which gives up at the first entry made meanwhile
+            // (a command of a cancelled run not dead yet).
+            crate::sandbox::stale::remove_settled(dir.path());
         }
     }
 }

@@ -668,6 +668,13 @@ impl Scratch {
     }
 }
 
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // Before the handle's own removal, which gives up at the first entry made meanwhile.
+        stale::remove_settled(self.dir.path());
+    }
+}
+
 /// The maker of run sandboxes: the harness's own where it can make namespaces (unless
 /// [`MAKER_VAR`] asks for bubblewrap), else bubblewrap, with a notice saying why; the error says
 /// why neither works.

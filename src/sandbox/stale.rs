@@ -141,6 +141,33 @@ pub fn create_owned_in(prefix: &str, dir: &Path) -> io::Result<tempfile::TempDir
         .tempdir_in(dir)
 }
 
+/// How long [`remove_settled`] keeps removing a folder that something still adds entries to.
+const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Removes the folder `dir` and everything in it, again while something is still adding
+/// entries to it (the removal then fails "directory not empty"): a run cancelled mid-way has
+/// its sandbox torn down at the same moment, and until the kill lands its supervisor may still
+/// be making mount points in the run's `tmp/`, or a command may still be writing files in the
+/// workspace. Gives up after [`SETTLE_PATIENCE`], and at once on any other error (a folder a
+/// command made unreadable stays, and the next harness's [`clean_stale`] tries again). Whether
+/// `dir` is gone.
+pub fn remove_settled(dir: &Path) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return true,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
+            Err(e)
+                if e.kind() == io::ErrorKind::DirectoryNotEmpty
+                    && started.elapsed() < SETTLE_PATIENCE =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(_) => return false,
+        }
+    }
+}
+
 /// Renames the owned folder `dir` to its name without the owner (a folder kept on purpose,
 /// which no cleanup may take) and returns the new path; `dir` itself when it has no owner, or
 /// when the rename fails (the error says why).
@@ -360,6 +387,41 @@ mod tests {
             "pid={}\nstart={}\nboot={}\n",
             owner.pid, owner.start, owner.boot
         )
+    }
+
+    #[test]
+    fn a_folder_something_still_fills_is_removed_once_it_stops() {
+        // As a supervisor torn down mid-setup makes mount points in a run's `tmp/`: entries
+        // made as fast as they can be while the folder is removed, for 50 ms (until the kill
+        // lands) or until the folder is gone.
+        for _ in 0..5 {
+            let root = tempfile::tempdir().unwrap();
+            let dir = root.path().join("harness-run-x");
+            std::fs::create_dir_all(dir.join("tmp")).unwrap();
+            let (started_tx, started_rx) = std::sync::mpsc::channel();
+            let filler = {
+                let tmp = dir.join("tmp");
+                std::thread::spawn(move || {
+                    let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+                    let mut made = 0u32;
+                    while std::time::Instant::now() < until
+                        && std::fs::create_dir(tmp.join(made.to_string())).is_ok()
+                    {
+                        made += 1;
+                        if made == 100 {
+                            started_tx.send(()).unwrap();
+                        }
+                    }
+                    made
+                })
+            };
+            started_rx.recv().unwrap();
+            assert!(remove_settled(&dir), "{} is still there", dir.display());
+            assert!(filler.join().unwrap() >= 100);
+            assert!(!dir.exists());
+        }
+        // Gone already: nothing to do.
+        assert!(remove_settled(Path::new("/nonexistent/harness-run-y")));
     }
 
     #[test]

@@ -124,24 +124,29 @@ impl Project {
             stderr.push_str(&line);
             stderr.push('\n');
             if seen >= finished && !sent {
-                if signal == Signal::SIGKILL {
-                    // Mid-run, as a real kill lands: while a run in flight has its temp folders
-                    // (each owned from its first moment, so any moment will do). Seen with the
-                    // harness stopped, so that its last run cannot end and remove them between
-                    // the look and the kill, as it did once on a loaded machine.
-                    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                    while std::time::Instant::now() < deadline {
+                // Mid-run, as a real signal lands: while a run in flight has its temp folders
+                // (each owned from its first moment, so any moment will do). Right after the
+                // finished lines the next runs may not have started yet (on a loaded machine a
+                // Ctrl-C once came before them, and no run was stopped mid-way). Seen with the
+                // harness stopped, so that its last run cannot end and remove them between the
+                // look and the signal, as it did once.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                let mut stopped = false;
+                while std::time::Instant::now() < deadline {
+                    if !self.leftovers().is_empty() {
+                        kill(pid, Signal::SIGSTOP).unwrap();
                         if !self.leftovers().is_empty() {
-                            kill(pid, Signal::SIGSTOP).unwrap();
-                            if !self.leftovers().is_empty() {
-                                break;
-                            }
-                            kill(pid, Signal::SIGCONT).unwrap();
+                            stopped = true;
+                            break;
                         }
-                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        kill(pid, Signal::SIGCONT).unwrap();
                     }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 kill(pid, signal).unwrap();
+                if stopped && signal != Signal::SIGKILL {
+                    kill(pid, Signal::SIGCONT).unwrap();
+                }
                 sent = true;
             } else if twice && line.starts_with("interrupted: ") {
                 // The first is being handled: the suite is winding down.
