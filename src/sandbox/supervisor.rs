@@ -321,6 +321,21 @@ impl Supervisor {
         found
     }
 
+    /// Whether the command tagged `tag` left nothing running. At once, without looking at every
+    /// process, when this supervisor's (PID 1's) children are only the shells of commands still
+    /// running: every process of the sandbox descends from PID 1, and one the command left is
+    /// either re-parented here or below such a process of its own (a subreaper it made), never
+    /// below another command's shell. Else, or without `/proc/self/task/*/children`, by
+    /// [`Supervisor::left_over`].
+    fn nothing_left(&self, tag: &str, me: i32) -> bool {
+        let only_commands = own_children().is_some_and(|children| {
+            children
+                .iter()
+                .all(|child| self.commands.values().any(|c| c.running && c.pid == *child))
+        });
+        only_commands || self.left_over(tag, me).is_empty()
+    }
+
     /// Reaps every child that has ended: a command's shell is reported, anything else (orphans,
     /// processes killed by `clean`) only reaped.
     fn reap(&mut self) {
@@ -354,7 +369,7 @@ impl Supervisor {
         // since only its own processes could start more. A command already cleaned (a timeout,
         // an abort) is not looked at again: its `cleaned` reply answers.
         let me = std::process::id() as i32;
-        let clean = !command.cleaned && me == 1 && self.left_over(&command.tag, me).is_empty();
+        let clean = !command.cleaned && me == 1 && self.nothing_left(&command.tag, me);
         if command.cleaned || clean {
             self.commands.remove(&id);
         }
@@ -382,6 +397,20 @@ fn kill_everything() {
         }
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// This process's children, ended ones not yet reaped included, from the `children` file of
+/// each of its threads; `None` where the kernel has no such file (`CONFIG_PROC_CHILDREN`).
+fn own_children() -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let list = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        children.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    Some(children)
 }
 
 /// The pids in the sandbox's `/proc` (its own PID namespace: only the run's processes).
