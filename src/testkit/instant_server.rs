@@ -58,7 +58,7 @@ impl InstantServer {
         format!("http://{}/v1", self.addr)
     }
 
-    /// Replies sent to the end so far.
+    /// Chat requests answered so far.
     pub fn served(&self) -> u64 {
         self.served.load(Ordering::SeqCst)
     }
@@ -101,14 +101,17 @@ fn serve_connection(
     let mut head = Vec::new();
     let mut body = Vec::new();
     while let Some(request) = read_request(&mut reader, &mut head, &mut body)? {
-        let response = match request {
+        match request {
             Request::Chat => {
+                let reply = chat_reply(config, &body);
+                // Counted before it is written: a client that has read it sees it counted.
                 served.fetch_add(1, Ordering::SeqCst);
-                chat_reply(config, &body)
+                writer.write_all(&reply)?;
             }
-            Request::Other(line) => not_found(&format!("no route for {line}")),
-        };
-        writer.write_all(&response)?;
+            Request::Other(line) => {
+                writer.write_all(&not_found(&format!("no route for {line}")))?
+            }
+        }
     }
     Ok(())
 }
