@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::scripted_server::{ScriptedToolCall, ScriptedUsage, Turn, reply_events};
+use super::load_server::next_turn;
+use super::scripted_server::ScriptedToolCall;
 use crate::providers::ApiKind;
 use crate::providers::sse::encode_event;
 
@@ -215,31 +216,13 @@ fn read_chunked(reader: &mut BufReader<TcpStream>, body: &mut Vec<u8>) -> io::Re
 /// The whole HTTP response to a chat request: the next turn of its conversation, as SSE events
 /// in one chunk, then the last chunk.
 fn chat_reply(config: &InstantConfig, body: &[u8]) -> Vec<u8> {
-    let earlier = count(body, br#""role":"assistant""#);
-    let turn = if earlier + 1 < config.turns {
-        Turn {
-            tool_calls: vec![config.tool_call.clone()],
-            ..Turn::default()
-        }
-    } else {
-        Turn {
-            text: Some(config.text.clone()),
-            ..Turn::default()
-        }
-    };
-    let usage = ScriptedUsage {
-        input: (body.len() as u64 / 4).max(1),
-        output: 2,
-        cache_read: 0,
-        cache_write: 0,
-    };
-    let events: String = reply_events(
+    let events: String = next_turn(
         ApiKind::OpenaiCompletions,
-        &turn,
-        earlier + 1,
-        earlier + 1,
+        count(body, br#""role":"assistant""#),
+        config.turns,
+        (&config.tool_call, &config.text),
+        body.len(),
         model_of(body),
-        usage,
     )
     .iter()
     .map(encode_event)

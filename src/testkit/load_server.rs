@@ -38,7 +38,7 @@ use super::scripted_server::{
     route, serve,
 };
 use crate::providers::ApiKind;
-use crate::providers::sse::encode_event;
+use crate::providers::sse::{SseEvent, encode_event};
 use crate::providers::wire::{ParsedMessage, ParsedMessageKind};
 
 /// Which requests are answered `429`.
@@ -289,30 +289,13 @@ async fn handle(
     let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     let model = request_model(api, &path, &body, "load");
     let earlier_turns = earlier_turns(api, &body);
-    let turn = if earlier_turns + 1 < config.turns_per_run {
-        Turn {
-            tool_calls: vec![config.tool_call.clone()],
-            ..Turn::default()
-        }
-    } else {
-        Turn {
-            text: Some(config.text.clone()),
-            ..Turn::default()
-        }
-    };
-    let usage = ScriptedUsage {
-        input: (bytes.len() as u64 / 4).max(1),
-        output: 2,
-        cache_read: 0,
-        cache_write: 0,
-    };
-    let chunks = reply_events(
+    let chunks = next_turn(
         api,
-        &turn,
-        earlier_turns + 1,
-        earlier_turns + 1,
+        earlier_turns,
+        config.turns_per_run,
+        (&config.tool_call, &config.text),
+        bytes.len(),
         model,
-        usage,
     )
     .iter()
     .map(|e| Bytes::from(encode_event(e)))
@@ -323,6 +306,37 @@ async fn handle(
         .header("cache-control", "no-cache")
         .body(guarded(chunks, guard, Some(counters)))
         .expect("valid response"))
+}
+
+/// The reply of a conversation that has had `earlier` model turns of `turns` in all, in `api`'s
+/// SSE events: a call of the tool call `answers.0` before the last turn, the text `answers.1` at
+/// the last; the usage's input is a quarter of the request body's `body_len` bytes.
+pub(super) fn next_turn(
+    api: ApiKind,
+    earlier: usize,
+    turns: usize,
+    answers: (&ScriptedToolCall, &str),
+    body_len: usize,
+    model: String,
+) -> Vec<SseEvent> {
+    let turn = if earlier + 1 < turns {
+        Turn {
+            tool_calls: vec![answers.0.clone()],
+            ..Turn::default()
+        }
+    } else {
+        Turn {
+            text: Some(answers.1.to_owned()),
+            ..Turn::default()
+        }
+    };
+    let usage = ScriptedUsage {
+        input: (body_len as u64 / 4).max(1),
+        output: 2,
+        cache_read: 0,
+        cache_write: 0,
+    };
+    reply_events(api, &turn, earlier + 1, earlier + 1, model, usage)
 }
 
 /// How many model turns the conversation in `body` already has: its assistant messages, as the
