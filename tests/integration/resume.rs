@@ -97,14 +97,15 @@ impl Project {
     }
 
     /// Starts `harness run` and sends `signal` once `finished` runs have finished (it prints
-    /// one line per finished run when stderr is not a terminal), a second time when `twice`;
+    /// one line per finished run when stderr is not a terminal); when `then` is given, that
+    /// signal too, at the same moment (a second Ctrl-C pressed before the wind-down is over);
     /// returns the exit code (`None`: killed by a signal) and stderr.
     fn run_and_signal(
         &self,
         args: &[&str],
         finished: usize,
         signal: Signal,
-        twice: bool,
+        then: Option<Signal>,
     ) -> (Option<i32>, String) {
         let mut child = self
             .command(args)
@@ -144,13 +145,17 @@ impl Project {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
                 kill(pid, signal).unwrap();
+                // A second signal of the same kind sent while the first is pending would merge
+                // with it, and one sent once the harness says it winds down can come after the
+                // wind-down is over (it takes milliseconds): another kind, sent while the
+                // harness is stopped, is delivered right after the first, every time.
+                if let Some(then) = then {
+                    kill(pid, then).unwrap();
+                }
                 if stopped && signal != Signal::SIGKILL {
                     kill(pid, Signal::SIGCONT).unwrap();
                 }
                 sent = true;
-            } else if twice && line.starts_with("interrupted: ") {
-                // The first is being handled: the suite is winding down.
-                kill(pid, signal).unwrap();
             }
         }
         let status = child.wait().unwrap();
@@ -249,7 +254,7 @@ const TASKS: [&str; 2] = ["py-median", "sh-args"];
 fn ctrl_c_mid_suite_leaves_a_partial_report_that_resume_completes() {
     let project = Project::new(&TASKS, 2);
     let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 2, Signal::SIGINT, false);
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 2, Signal::SIGINT, None);
     assert_eq!(code, Some(130), "{stderr}");
     project.set_slow(0);
     assert!(
@@ -328,12 +333,16 @@ fn ctrl_c_mid_suite_leaves_a_partial_report_that_resume_completes() {
 #[test]
 fn a_second_ctrl_c_exits_at_once_and_kills_what_runs() {
     // The first Ctrl-C after a run has finished cancels the runs in their (slowed) checks; the
-    // second comes while the suite winds down and ends the harness there, its commands killed
-    // all the same.
+    // second (a SIGTERM, which the harness takes as the same) comes as the suite starts to
+    // wind down and ends the harness there, its commands killed all the same.
     let project = Project::new(&TASKS, 3);
     let started = std::time::Instant::now();
-    let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGINT, true);
+    let (code, stderr) = project.run_and_signal(
+        &["run", "tasks", "--jobs", "2"],
+        1,
+        Signal::SIGINT,
+        Some(Signal::SIGTERM),
+    );
     assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("interrupted again: exiting now"),
@@ -352,7 +361,7 @@ fn a_second_ctrl_c_exits_at_once_and_kills_what_runs() {
 fn after_a_sigkill_the_next_run_removes_what_was_left_and_resume_completes() {
     let project = Project::new(&TASKS, 2);
     let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, None);
     assert_eq!(code, None, "killed: {stderr}");
     project.set_slow(0);
     let left = project.leftovers();
@@ -388,7 +397,7 @@ fn rerun_errors_after_a_sigkill_runs_the_runs_that_never_finished_too() {
     let good = read(&cassette);
     std::fs::write(&cassette, "not: [a cassette\n").unwrap();
     let (code, stderr) =
-        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, false);
+        project.run_and_signal(&["run", "tasks", "--jobs", "2"], 1, Signal::SIGKILL, None);
     assert_eq!(code, None, "killed: {stderr}");
     project.set_slow(0);
     let dir = project.report("reports");
