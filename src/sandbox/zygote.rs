@@ -81,6 +81,8 @@ struct Running {
     pid: i32,
     /// The thread that started it and waits for it.
     waiter: Option<std::thread::JoinHandle<()>>,
+    /// Disconnected when that thread ends (it holds the only sender): the maker is reaped.
+    ended: std::sync::mpsc::Receiver<()>,
 }
 
 /// The harness's end of its sandbox maker: the process running now, started again if it dies.
@@ -139,10 +141,12 @@ impl Running {
     fn start(binary: &Path) -> io::Result<Running> {
         let (ours, theirs) = wire::socketpair()?;
         let (tx, rx) = std::sync::mpsc::channel();
+        let (reaped, ended) = std::sync::mpsc::channel::<()>();
         let binary = binary.to_path_buf();
         let waiter = std::thread::Builder::new()
             .name("sandbox-maker".to_owned())
             .spawn(move || {
+                let _reaped = reaped;
                 let mut cmd = std::process::Command::new(&binary);
                 cmd.arg(ARG)
                     .args(super::process::starting_open_files_arg())
@@ -181,6 +185,7 @@ impl Running {
             reader: wire::Reader::default(),
             pid,
             waiter: Some(waiter),
+            ended,
         })
     }
 
@@ -230,11 +235,12 @@ impl Running {
         let Some(waiter) = self.waiter.take() else {
             return;
         };
-        let deadline = Instant::now() + SHUTDOWN_GRACE;
-        while !waiter.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if waiter.is_finished() {
+        // Woken the moment the waiting thread ends, not at the next tick of a polling loop.
+        let timed_out = matches!(
+            self.ended.recv_timeout(SHUTDOWN_GRACE),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if !timed_out {
             let _ = waiter.join();
         } else {
             let _ = nix::sys::signal::kill(
