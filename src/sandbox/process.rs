@@ -352,7 +352,7 @@ fn children_of(parent: i32) -> Vec<Child> {
 /// The pids of this process's children from the `children` lists of its threads
 /// (`/proc/self/task/*/children`): a file per thread instead of a `stat` per process on the
 /// machine. `None` when the kernel has no such lists (then [`children_of`] scans).
-fn own_process_children() -> Option<BTreeSet<i32>> {
+pub(super) fn own_process_children() -> Option<BTreeSet<i32>> {
     let mut pids = BTreeSet::new();
     let mut listed = false;
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {

@@ -18,8 +18,8 @@
 //! same user inside cannot ptrace it or read its memory or descriptors. It refuses to run as
 //! anything but PID 1: only there is "every process it can see" the run's.
 //!
-//! Depends on [`super::wire`] and the tag variable of [`super::process`] only; nothing here runs
-//! in the harness.
+//! Depends on [`super::wire`] and, of [`super::process`], the tag variable, the program lookup
+//! and the list of this process's children only; nothing here runs in the harness.
 
 use std::collections::HashMap;
 use std::io;
@@ -33,7 +33,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use rustix::event::{PollFd, PollFlags, poll};
 
-use super::process::{TAG_VAR, resolve_program};
+use super::process::{TAG_VAR, own_process_children, resolve_program};
 use super::wire::{self, Reply, Request};
 
 /// The argument that starts the binary as a supervisor.
@@ -328,7 +328,7 @@ impl Supervisor {
     /// below another command's shell. Else, or without `/proc/self/task/*/children`, by
     /// [`Supervisor::left_over`].
     fn nothing_left(&self, tag: &str, me: i32) -> bool {
-        let only_commands = own_children().is_some_and(|children| {
+        let only_commands = own_process_children().is_some_and(|children| {
             children
                 .iter()
                 .all(|child| self.commands.values().any(|c| c.running && c.pid == *child))
@@ -397,20 +397,6 @@ fn kill_everything() {
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-}
-
-/// This process's children, ended ones not yet reaped included, from the `children` file of
-/// each of its threads; `None` where the kernel has no such file (`CONFIG_PROC_CHILDREN`).
-fn own_children() -> Option<Vec<i32>> {
-    let mut children = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let list = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
-        children.extend(
-            list.split_whitespace()
-                .filter_map(|p| p.parse::<i32>().ok()),
-        );
-    }
-    Some(children)
 }
 
 /// The pids in the sandbox's `/proc` (its own PID namespace: only the run's processes).
