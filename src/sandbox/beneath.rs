@@ -62,7 +62,9 @@ pub enum How {
     Read,
     /// `O_RDONLY | O_DIRECTORY`: a folder to list.
     Dir,
-    /// `O_WRONLY | O_CREAT | O_TRUNC`, mode 0666 before the umask (Node's `writeFile`).
+    /// `O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK`, mode 0666 before the umask (Node's
+    /// `writeFile`, but a FIFO without a reader fails the open with `ENXIO` instead of hanging
+    /// it; regular files ignore the flag).
     Truncate,
 }
 
@@ -73,7 +75,7 @@ impl How {
             How::Read => (OFlags::RDONLY | OFlags::NONBLOCK, Mode::empty()),
             How::Dir => (OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()),
             How::Truncate => (
-                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NONBLOCK,
                 Mode::from_raw_mode(0o666),
             ),
         };

@@ -134,6 +134,62 @@ pub fn fs_error(err: &FsError, syscall: &str, path: &Path) -> super::ToolError {
     })
 }
 
+/// The file tools' refusal of anything but a regular file, a deviation from Pi (which waits
+/// for a FIFO's other end, and reads `/dev/zero` until memory runs out): `Not a regular file:
+/// <path> (a FIFO); <tool> only <does> regular files`.
+pub fn not_a_regular_file(abs: &Path, kind: &str, tool_does: &str) -> String {
+    format!(
+        "Not a regular file: {} ({kind}); {tool_does} regular files",
+        abs.display()
+    )
+}
+
+/// What kind of file that is not a regular one `kind` is, for [`not_a_regular_file`].
+pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Node's `writeFile` open (truncate or create, symlinks followed) through the jail, for `write`
+/// and `edit` (`tool_does`: "write only writes"): a regular file, or the tool's error text. The
+/// open is non-blocking, so a FIFO without a reader fails it (`ENXIO`) instead of hanging the
+/// call for good, and anything opened that is not a regular file (a FIFO with a reader, a
+/// device) is refused before a byte is written. A folder keeps Node's `EISDIR` text.
+pub fn open_for_writing(jail: &Jail, abs: &Path, tool_does: &str) -> Result<std::fs::File, String> {
+    let file = match jail.open(abs, crate::sandbox::How::Truncate) {
+        Ok(file) => file,
+        Err(FsError::Io(e)) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+            // A FIFO nothing reads, or a socket: say which if it can still be told.
+            let kind = jail
+                .metadata(abs)
+                .map_or("a FIFO or a socket", |meta| file_kind(&meta.file_type()));
+            return Err(not_a_regular_file(abs, kind, tool_does));
+        }
+        Err(e) => return Err(fs_error(&e, "open", abs).message),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(file),
+        Ok(meta) => Err(not_a_regular_file(
+            abs,
+            file_kind(&meta.file_type()),
+            tool_does,
+        )),
+        Err(e) => Err(node_fs_error(&e, "open", Some(abs))),
+    }
+}
+
 /// Node's `ERR_INVALID_ARG_VALUE` for a path with a NUL byte (any `fs` call).
 pub fn node_null_bytes_path(path: &str) -> String {
     format!(

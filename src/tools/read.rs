@@ -19,7 +19,10 @@ use serde_json::{Value, json};
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{confined, fs_error, node_fs_error, node_null_bytes_path, resolve_read_path};
+use super::path::{
+    confined, file_kind, fs_error, node_fs_error, node_null_bytes_path, not_a_regular_file,
+    resolve_read_path,
+};
 use super::profile::ToolProfile;
 use super::truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, js_number, truncate_head,
@@ -96,10 +99,10 @@ fn read_file(
         .map_err(|e| ToolError::new(node_fs_error(&e, "read", None)))?;
     // Deviation: Pi reads FIFOs and devices until they end (`/dev/zero` never does).
     if !meta.is_file() && !meta.is_dir() {
-        return Err(ToolError::new(format!(
-            "Not a regular file: {} ({}); read only reads regular files",
-            abs.display(),
-            file_kind(&meta.file_type())
+        return Err(ToolError::new(not_a_regular_file(
+            abs,
+            file_kind(&meta.file_type()),
+            "read only reads",
         )));
     }
     let size = meta.len();
@@ -139,22 +142,6 @@ fn read_file(
         }
     }
     Ok(out)
-}
-
-/// What kind of non-regular file this is, for the error text.
-fn file_kind(kind: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
 }
 
 /// The image branch: offset and limit are ignored; details are undefined.

@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use super::args::{self, blocking, cancellable, check_aborted};
 use super::definitions::pi_tool;
-use super::path::{confined, fs_error, node_fs_error, node_null_bytes_path, resolve_to_cwd};
+use super::path::{
+    confined, fs_error, node_fs_error, node_null_bytes_path, open_for_writing, resolve_to_cwd,
+};
 use super::truncate::utf16_len;
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -62,9 +64,7 @@ fn write_file(jail: &crate::sandbox::Jail, abs: &Path, content: &str) -> Result<
     if has_nul(abs) {
         return Err(ToolError::new(node_null_bytes_path(&abs.to_string_lossy())));
     }
-    let mut file = jail
-        .open(abs, crate::sandbox::How::Truncate)
-        .map_err(|e| fs_error(&e, "open", abs))?;
+    let mut file = open_for_writing(jail, abs, "write only writes").map_err(ToolError::new)?;
     file.write_all(content.as_bytes())
         .map_err(|e| ToolError::new(node_fs_error(&e, "write", None)))?;
     Ok(utf16_len(content))

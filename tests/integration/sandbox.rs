@@ -7,6 +7,7 @@
 //! make a sandbox on this machine (`.ci/run` installs it, so CI runs them).
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -1321,6 +1322,75 @@ async fn read_refuses_fifos_and_devices() {
             text(&result),
             format!("Not a regular file: {path} ({kind}); read only reads regular files")
         );
+    }
+}
+
+/// A FIFO the agent made with `mkfifo` (nothing reading it) used to hang a `write` for good:
+/// opening it for writing waited for a reader that never came.
+#[test]
+fn write_and_edit_refuse_fifos_and_devices_without_hanging() {
+    for tier in [Tier::None, Tier::Workspace] {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let lonely = ws.join("lonely");
+        let read_end = ws.join("read-end");
+        for fifo in [&lonely, &read_end] {
+            nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        // A reader holds the second one open: its open for writing would succeed.
+        let mut reader = std::fs::File::options()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&read_end)
+            .unwrap();
+        let scratch = Scratch::new().unwrap();
+        let sandbox = if tier == Tier::None {
+            Sandbox::none()
+        } else {
+            Sandbox::detect(Some(tier))
+        };
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let mut cases = vec![
+            ("write", &lonely, "a FIFO", "write only writes"),
+            ("edit", &lonely, "a FIFO", "edit only edits"),
+            ("write", &read_end, "a FIFO", "write only writes"),
+            ("edit", &read_end, "a FIFO", "edit only edits"),
+        ];
+        let null = PathBuf::from("/dev/null");
+        if tier == Tier::None {
+            cases.push(("write", &null, "a character device", "write only writes"));
+        }
+        for (tool, path, kind, says) in cases {
+            let args = match tool {
+                "write" => json!({"path": path, "content": "x"}),
+                _ => json!({"path": path, "edits": [{"oldText": "a", "newText": "b"}]}),
+            };
+            // On a thread of its own: a call stuck in an `open` would hold the runtime's end.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (ctx, tool_name) = (ctx.clone(), tool.to_owned());
+            std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let _gone = tx.send(runtime.block_on(call(&ctx, &tool_name, args)));
+            });
+            let result = rx
+                .recv_timeout(Duration::from_secs(5))
+                .unwrap_or_else(|_| panic!("{tier:?}: {tool} {} hangs", path.display()));
+            assert!(result.is_error, "{tier:?}: {tool} {}", path.display());
+            assert_eq!(
+                text(&result),
+                format!(
+                    "Not a regular file: {} ({kind}); {says} regular files",
+                    path.display()
+                ),
+                "{tier:?}"
+            );
+        }
+        let mut got = Vec::new();
+        let _empty = std::io::Read::read_to_end(&mut reader, &mut got);
+        assert!(got.is_empty(), "{tier:?}: {got:?} was written to the FIFO");
     }
 }
 

@@ -353,6 +353,17 @@ fn read_file(jail: &crate::sandbox::Jail, abs: &Path) -> Result<String, String> 
     let mut file = jail
         .open(abs, crate::sandbox::How::Read)
         .map_err(|e| crate::tools::path::fs_error(&e, "open", abs).message)?;
+    // Deviation: Pi reads a FIFO until its writer ends, and a device until it does.
+    let meta = file
+        .metadata()
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(crate::tools::path::not_a_regular_file(
+            abs,
+            crate::tools::path::file_kind(&meta.file_type()),
+            "edit only edits",
+        ));
+    }
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
@@ -369,9 +380,7 @@ fn write_file(
     bom: &str,
     text: &str,
 ) -> Result<(), String> {
-    let mut file = jail
-        .open(abs, crate::sandbox::How::Truncate)
-        .map_err(|e| crate::tools::path::fs_error(&e, "open", abs).message)?;
+    let mut file = crate::tools::path::open_for_writing(jail, abs, "edit only edits")?;
     file.write_all(bom.as_bytes())
         .and_then(|()| file.write_all(text.as_bytes()))
         .map_err(|e| crate::tools::path::node_fs_error(&e, "write", None))
