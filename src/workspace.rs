@@ -331,60 +331,96 @@ fn snapshot(root: &Path) -> io::Result<BTreeMap<OsString, Entry>> {
 }
 
 /// Walks `dir` into `out`. With `fixture` (the diff's side), files over [`READ_MAX_BYTES`] are
-/// not read but compared with the fixture's file of the same path.
+/// not read but compared with the fixture's file of the same path. The folders still to walk
+/// are kept in a list, not on the stack: a command may nest folders thousands deep (a walk by
+/// recursion overflowed the thread's stack, which aborts the harness); a path the kernel
+/// refuses as too long ends the walk with an error that names where.
 fn walk(
     dir: &Path,
     prefix: &OsStr,
     out: &mut BTreeMap<OsString, Entry>,
     fixture: Option<&BTreeMap<OsString, Entry>>,
 ) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let file_name = entry.file_name();
-        let mut rel = prefix.to_owned();
-        if !prefix.is_empty() {
-            rel.push("/");
-        }
-        rel.push(&file_name);
-        // Only for the ignore rules, which are ASCII.
-        let name = file_name.to_string_lossy();
-        let meta = std::fs::symlink_metadata(entry.path())?;
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = std::fs::read_link(entry.path())?;
-            out.insert(rel, Entry::Symlink { target });
-        } else if kind.is_dir() {
-            if !ignored(&name) {
-                walk(&entry.path(), &rel, out, fixture)?;
+    let mut pending = vec![(dir.to_path_buf(), prefix.to_owned())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let at = |e: io::Error| at_path(&prefix, e);
+        for entry in std::fs::read_dir(&dir).map_err(at)? {
+            let entry = entry.map_err(at)?;
+            let file_name = entry.file_name();
+            let mut rel = prefix.clone();
+            if !prefix.is_empty() {
+                rel.push("/");
             }
-        } else if kind.is_file() && !name.ends_with(".pyc") {
-            let mode = if meta.permissions().mode() & 0o111 != 0 {
-                0o100755
-            } else {
-                0o100644
-            };
-            if fixture.is_some() && meta.len() > READ_MAX_BYTES {
-                let same = match fixture.and_then(|f| f.get(&rel)) {
-                    Some(Entry::File { bytes, .. }) if bytes.len() as u64 == meta.len() => {
-                        same_bytes(&entry.path(), bytes)?
-                    }
-                    _ => false,
+            rel.push(&file_name);
+            let at = |e: io::Error| at_path(&rel, e);
+            // Only for the ignore rules, which are ASCII.
+            let name = file_name.to_string_lossy();
+            let meta = std::fs::symlink_metadata(entry.path()).map_err(at)?;
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                let target = std::fs::read_link(entry.path()).map_err(at)?;
+                out.insert(rel, Entry::Symlink { target });
+            } else if kind.is_dir() {
+                if !ignored(&name) {
+                    pending.push((entry.path(), rel));
+                }
+            } else if kind.is_file() && !name.ends_with(".pyc") {
+                let mode = if meta.permissions().mode() & 0o111 != 0 {
+                    0o100755
+                } else {
+                    0o100644
                 };
-                out.insert(
-                    rel,
-                    Entry::Unread {
-                        len: meta.len(),
-                        mode,
-                        same,
-                    },
-                );
-                continue;
+                if fixture.is_some() && meta.len() > READ_MAX_BYTES {
+                    let same = match fixture.and_then(|f| f.get(&rel)) {
+                        Some(Entry::File { bytes, .. }) if bytes.len() as u64 == meta.len() => {
+                            same_bytes(&entry.path(), bytes).map_err(at)?
+                        }
+                        _ => false,
+                    };
+                    out.insert(
+                        rel,
+                        Entry::Unread {
+                            len: meta.len(),
+                            mode,
+                            same,
+                        },
+                    );
+                    continue;
+                }
+                let bytes = std::fs::read(entry.path()).map_err(at)?;
+                out.insert(rel, Entry::File { bytes, mode });
             }
-            let bytes = std::fs::read(entry.path())?;
-            out.insert(rel, Entry::File { bytes, mode });
         }
     }
     Ok(())
+}
+
+/// `e` with the workspace path it happened at (`rel`), shortened to its first and last
+/// characters when long (a path thousands of folders deep).
+fn at_path(rel: &OsStr, e: io::Error) -> io::Error {
+    const SHOWN: usize = 120;
+    let rel = rel.to_string_lossy();
+    let shown = if rel.len() > 2 * SHOWN {
+        let head = (0..=SHOWN)
+            .rev()
+            .find(|&i| rel.is_char_boundary(i))
+            .unwrap_or(0);
+        let tail = (rel.len() - SHOWN..=rel.len())
+            .find(|&i| rel.is_char_boundary(i))
+            .unwrap_or(rel.len());
+        format!(
+            "{}…{} ({} bytes, {} levels deep)",
+            &rel[..head],
+            &rel[tail..],
+            rel.len(),
+            rel.matches('/').count() + 1
+        )
+    } else if rel.is_empty() {
+        ".".to_owned()
+    } else {
+        rel.into_owned()
+    };
+    io::Error::new(e.kind(), format!("{shown}: {e}"))
 }
 
 /// Whether the file at `path` holds exactly `bytes` (read in chunks, never whole).
@@ -785,6 +821,25 @@ deleted file mode 100644
         );
         assert!(diff.unified.contains("60000 lines added, 60000 removed"));
         assert!(diff.unified.len() < 300);
+    }
+
+    #[test]
+    fn an_error_deep_in_the_tree_names_its_path_shortened_on_char_boundaries() {
+        let e = || io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(at_path(OsStr::new(""), e()).to_string(), ".: entity not found");
+        assert_eq!(
+            at_path(OsStr::new("src/a.py"), e()).to_string(),
+            "src/a.py: entity not found"
+        );
+        // Two-byte characters, so that a cut at a fixed byte count would split one.
+        let deep = "é/".repeat(300) + "f";
+        let shown = at_path(OsStr::new(&deep), e()).to_string();
+        assert!(shown.starts_with("é/é/"), "{shown}");
+        assert!(
+            shown.ends_with("é/é/f (901 bytes, 301 levels deep): entity not found"),
+            "{shown}"
+        );
+        assert!(shown.len() < 300, "{}", shown.len());
     }
 
     #[test]

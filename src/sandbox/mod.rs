@@ -31,6 +31,7 @@ pub mod env;
 mod isolated;
 pub mod output;
 pub mod process;
+pub mod remove;
 pub mod secrets;
 pub mod spawned;
 pub mod stale;

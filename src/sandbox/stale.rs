@@ -154,7 +154,7 @@ const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 pub fn remove_settled(dir: &Path) -> bool {
     let started = std::time::Instant::now();
     loop {
-        match std::fs::remove_dir_all(dir) {
+        match super::remove::remove_tree(dir, super::remove::Access::AsItIs) {
             Ok(()) => return true,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return true,
             Err(e)
@@ -328,31 +328,10 @@ fn orphaned(pid: i32) -> bool {
             .is_ok_and(|sid| sid != 0 && !Path::new(&format!("/proc/{sid}")).exists())
 }
 
-/// Removes `path`, making read-only folders inside it writable first (a check may leave some).
+/// Removes `path`, giving folders a command closed their owner's access back first (a check
+/// may leave read-only ones); only for a dead harness's folders, where nothing runs any more.
 fn remove_tree(path: &Path) -> io::Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(first) => {
-            make_writable(path);
-            std::fs::remove_dir_all(path).map_err(|_| first)
-        }
-    }
-}
-
-fn make_writable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return;
-    };
-    if !meta.is_dir() {
-        return;
-    }
-    let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755));
-    if let Ok(entries) = std::fs::read_dir(path) {
-        for e in entries.flatten() {
-            make_writable(&e.path());
-        }
-    }
+    super::remove::remove_tree(path, super::remove::Access::MakeWritable)
 }
 
 /// The start time of process `pid` in clock ticks since boot, `None` when there is no such

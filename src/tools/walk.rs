@@ -98,41 +98,56 @@ pub fn walk(jail: &Jail, search: &Path, options: &WalkOptions) -> Result<Walked,
         parents,
     };
     let mut entries = Vec::new();
-    let mut levels: Vec<Level> = Vec::new();
-    descend(
-        jail,
-        &rules,
-        &mut levels,
-        (search, root, 0),
-        &mut entries,
-        &mut errors,
-    );
+    descend(jail, &rules, (search, root), &mut entries, &mut errors);
     Ok(Walked { entries, errors })
 }
 
-/// Lists the folder `dir` (at `depth`), adds its rules, yields what they do not ignore, and goes
-/// down into its folders.
+/// The longest path a walk goes down into: rg and fd open each folder by its path, which the
+/// kernel refuses beyond `PATH_MAX` (4,096 bytes), so they report such a folder as an error
+/// and go no deeper. So does this walk, though it opens folders by their descriptors: a tree a
+/// command nested 30,000 folders deep would otherwise cost memory in the square of its depth
+/// (every entry holds its path).
+const PATH_MAX: usize = 4096;
+
+/// A folder being walked: its path, its descriptor, its depth, and its entries still to yield.
+struct Frame {
+    path: PathBuf,
+    dir: Arc<OwnedFd>,
+    depth: usize,
+    items: std::vec::IntoIter<beneath::BeneathEntry>,
+}
+
+/// Walks the folder `dir` at `path` (depth 0) and everything below it, depth first: each
+/// folder's entries in the order they are listed, each folder's own entries right after it.
+/// The folders still to finish are kept in a list, not on the stack, so no depth can overflow
+/// it.
 fn descend(
     jail: &Jail,
     rules: &Rules<'_>,
-    levels: &mut Vec<Level>,
-    (path, dir, depth): (&Path, Arc<OwnedFd>, usize),
+    (path, dir): (&Path, Arc<OwnedFd>),
     entries: &mut Vec<WalkEntry>,
     errors: &mut Vec<Error>,
 ) {
-    let listed = match beneath::list(dir.as_fd()) {
-        Ok(listed) => listed,
-        Err(err) => {
-            errors.push(walk_error(depth, path, err));
-            return;
-        }
-    };
-    let names: Vec<&OsStr> = listed.iter().map(|e| e.name.as_os_str()).collect();
-    levels.push(level(jail, path, &names, rules.options, &mut Vec::new()));
-    for item in listed {
-        let child = path.join(&item.name);
+    // The rules of the folders walked down to the current one, nearest last: one per frame.
+    let mut levels: Vec<Level> = Vec::new();
+    let mut frames: Vec<Frame> = Vec::new();
+    frames.extend(enter(
+        jail,
+        rules,
+        &mut levels,
+        (path.to_path_buf(), dir, 0),
+        errors,
+    ));
+    while let Some(frame) = frames.last_mut() {
+        let Some(item) = frame.items.next() else {
+            frames.pop();
+            levels.pop();
+            continue;
+        };
+        let (dir, depth) = (frame.dir.clone(), frame.depth);
+        let child = frame.path.join(&item.name);
         let is_dir = item.kind == Kind::Dir;
-        if rules.matched(levels, &child, is_dir).is_ignore() {
+        if rules.matched(&levels, &child, is_dir).is_ignore() {
             continue;
         }
         let entry = WalkEntry {
@@ -147,15 +162,20 @@ fn descend(
         let Some(below) = below else {
             continue;
         };
+        if below.as_os_str().len() >= PATH_MAX {
+            let too_long =
+                std::io::Error::from_raw_os_error(rustix::io::Errno::NAMETOOLONG.raw_os_error());
+            errors.push(walk_error(depth + 1, &below, too_long));
+            continue;
+        }
         match beneath::open_entry(dir.as_fd(), &name, How::Dir) {
-            Ok(fd) => descend(
+            Ok(fd) => frames.extend(enter(
                 jail,
                 rules,
-                levels,
-                (&below, Arc::new(fd), depth + 1),
-                entries,
+                &mut levels,
+                (below, Arc::new(fd), depth + 1),
                 errors,
-            ),
+            )),
             // Swapped for a symlink or a file since it was listed: nothing to walk there.
             Err(e)
                 if matches!(
@@ -165,7 +185,32 @@ fn descend(
             Err(e) => errors.push(walk_error(depth + 1, &below, e)),
         }
     }
-    levels.pop();
+}
+
+/// Lists the folder `dir` at `path` and adds its rules to `levels`: its frame, or `None` (and
+/// the error) when it cannot be listed.
+fn enter(
+    jail: &Jail,
+    rules: &Rules<'_>,
+    levels: &mut Vec<Level>,
+    (path, dir, depth): (PathBuf, Arc<OwnedFd>, usize),
+    errors: &mut Vec<Error>,
+) -> Option<Frame> {
+    let listed = match beneath::list(dir.as_fd()) {
+        Ok(listed) => listed,
+        Err(err) => {
+            errors.push(walk_error(depth, &path, err));
+            return None;
+        }
+    };
+    let names: Vec<&OsStr> = listed.iter().map(|e| e.name.as_os_str()).collect();
+    levels.push(level(jail, &path, &names, rules.options, &mut Vec::new()));
+    Some(Frame {
+        path,
+        dir,
+        depth,
+        items: listed.into_iter(),
+    })
 }
 
 /// The walker's error for a folder that could not be read.

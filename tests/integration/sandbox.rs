@@ -1149,6 +1149,84 @@ fn a_whole_run_leaves_no_process_behind() {
 }
 
 #[test]
+fn a_tree_a_command_nests_thousands_deep_is_walked_diffed_and_removed_without_a_crash() {
+    // Each of these recursed once per folder and overflowed its thread's stack on such a tree,
+    // which aborted the harness with every run in flight: `find` and `grep` (the walk of the
+    // file tools), the workspace diff, and the removal of the run's folders.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let nest = "python3 -c 'import os\nfor i in range(25000):\n    os.mkdir(\"d\"); os.chdir(\"d\")\nopen(\"leaf\", \"w\").write(\"needle\")\n' && echo nested";
+    let script = testkit::Script {
+        turns: vec![
+            testkit::Turn {
+                tool_calls: vec![testkit::ScriptedToolCall {
+                    name: "bash".into(),
+                    arguments: json!({"command": nest}),
+                }],
+                ..Default::default()
+            },
+            testkit::Turn {
+                tool_calls: vec![
+                    testkit::ScriptedToolCall {
+                        name: "find".into(),
+                        arguments: json!({"pattern": "**/leaf"}),
+                    },
+                    testkit::ScriptedToolCall {
+                        name: "grep".into(),
+                        arguments: json!({"pattern": "needle"}),
+                    },
+                ],
+                ..Default::default()
+            },
+            testkit::Turn {
+                text: Some("done".into()),
+                ..Default::default()
+            },
+        ],
+    };
+    let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("temp");
+    std::fs::create_dir(&temp).unwrap();
+    let out = scripted_run(
+        dir.path(),
+        "id: deep\nprompt: p\ntools: [bash, find, grep]\nchecks:\n  - run: 'true'\n",
+        Tier::Workspace,
+        &server.base_url(),
+    )
+    .env("TMPDIR", &temp)
+    .output()
+    .unwrap();
+    // What a crashed harness left is removed here first: the temp dir's own removal would
+    // overflow this test's stack on it.
+    let left: Vec<_> = std::fs::read_dir(&temp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    for path in &left {
+        harness::sandbox::remove::remove_tree(path, harness::sandbox::remove::Access::AsItIs)
+            .unwrap();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("1 run: 1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let transcript = walk_text(&dir.path().join("reports"), "transcript.md");
+    assert!(transcript.contains("nested"), "{transcript}");
+    // rg and fd stop where the path passes PATH_MAX; so does the walk, saying so.
+    assert!(transcript.contains("File name too long"), "{transcript}");
+    let diff = walk_text(&dir.path().join("reports"), "diff.patch");
+    assert!(
+        diff.contains("the diff could not be computed: d/d/d/") && diff.contains("levels deep"),
+        "{diff}"
+    );
+    drop(server);
+}
+
+#[test]
 fn a_killed_harness_takes_its_sandboxes_with_it() {
     // SIGKILL leaves the harness no time to end anything: the sandbox maker, the run's sandbox
     // and the command running in it must all die of their parents' deaths.
