@@ -826,7 +826,10 @@ deleted file mode 100644
     #[test]
     fn an_error_deep_in_the_tree_names_its_path_shortened_on_char_boundaries() {
         let e = || io::Error::from(io::ErrorKind::NotFound);
-        assert_eq!(at_path(OsStr::new(""), e()).to_string(), ".: entity not found");
+        assert_eq!(
+            at_path(OsStr::new(""), e()).to_string(),
+            ".: entity not found"
+        );
         assert_eq!(
             at_path(OsStr::new("src/a.py"), e()).to_string(),
             "src/a.py: entity not found"

@@ -363,11 +363,19 @@ fn grep(jail: &Jail, args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolO
 fn read_lines(jail: &Jail, path: &Path) -> Vec<String> {
     let read = |path: &Path| -> Option<Vec<u8>> {
         use std::io::Read;
+        let file = jail.open(path, How::Read).ok()?;
+        // What Node could not turn into a string is an error there, caught: no lines.
+        let len = file.metadata().ok()?.len();
+        if super::path::node_read_to_string_limit(len).is_some() {
+            return None;
+        }
         let mut bytes = Vec::new();
-        jail.open(path, How::Read)
-            .ok()?
+        file.take(super::path::NODE_MAX_STRING + 1)
             .read_to_end(&mut bytes)
             .ok()?;
+        if bytes.len() as u64 > super::path::NODE_MAX_STRING {
+            return None;
+        }
         Some(bytes)
     };
     match read(path) {
@@ -439,6 +447,27 @@ mod tests {
         assert_eq!(
             text(dir.path(), json!({"pattern": "hit", "context": 1})).await,
             "g.txt-1- a\ng.txt:2: hit1\ng.txt-3- b\ng.txt-3- b\ng.txt:4: hit2\ng.txt-5- c"
+        );
+    }
+
+    #[tokio::test]
+    async fn context_of_a_file_too_large_for_node_is_unreadable_as_in_pi() {
+        // Pi reads the file whole for context lines; one Node cannot turn into a string is an
+        // error it catches. Sparse beyond the match: read whole, it would take 512 MiB.
+        let dir = tree(&[("big.txt", "needle\n")]);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("big.txt"))
+            .unwrap();
+        file.set_len(crate::tools::path::NODE_MAX_STRING + 1)
+            .unwrap();
+        assert_eq!(
+            text(
+                dir.path(),
+                json!({"pattern": "needle", "path": "big.txt", "context": 1, "limit": 1})
+            )
+            .await,
+            "big.txt:1: (unable to read file)\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
         );
     }
 

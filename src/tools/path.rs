@@ -190,6 +190,28 @@ pub fn open_for_writing(jail: &Jail, abs: &Path, tool_does: &str) -> Result<std:
     }
 }
 
+/// The most bytes Node's `fs.readFile` reads (`kIoMaxLength`, 2 GiB less one byte).
+pub const NODE_MAX_FILE: u64 = (1 << 31) - 1;
+
+/// The most bytes Node's `Buffer.toString` turns into a string (V8's `String::kMaxLength` on
+/// 64-bit).
+pub const NODE_MAX_STRING: u64 = 0x1fff_ffe8;
+
+/// Node's error for `readFile(path).toString()` of a file of `len` bytes, where it fails for
+/// its size alone: `File size (N) is greater than 2 GiB` (`ERR_FS_FILE_TOO_LARGE`), or
+/// `Cannot create a string longer than 0x1fffffe8 characters` (`ERR_STRING_TOO_LONG`). So a
+/// tool that reads a whole file as Pi's does never holds more than that (a sparse file of
+/// terabytes costs a command one `truncate`).
+pub fn node_read_to_string_limit(len: u64) -> Option<String> {
+    if len > NODE_MAX_FILE {
+        Some(format!("File size ({len}) is greater than 2 GiB"))
+    } else if len > NODE_MAX_STRING {
+        Some("Cannot create a string longer than 0x1fffffe8 characters".to_owned())
+    } else {
+        None
+    }
+}
+
 /// Node's `ERR_INVALID_ARG_VALUE` for a path with a NUL byte (any `fs` call).
 pub fn node_null_bytes_path(path: &str) -> String {
     format!(

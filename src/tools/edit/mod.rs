@@ -350,7 +350,7 @@ fn edit_file(
 
 /// `readFile(abs).toString("utf-8")`: invalid UTF-8 becomes U+FFFD; errors read like Node's.
 fn read_file(jail: &crate::sandbox::Jail, abs: &Path) -> Result<String, String> {
-    let mut file = jail
+    let file = jail
         .open(abs, crate::sandbox::How::Read)
         .map_err(|e| crate::tools::path::fs_error(&e, "open", abs).message)?;
     // Deviation: Pi reads a FIFO until its writer ends, and a device until it does.
@@ -364,9 +364,17 @@ fn read_file(jail: &crate::sandbox::Jail, abs: &Path) -> Result<String, String> 
             "edit only edits",
         ));
     }
+    if let Some(too_large) = crate::tools::path::node_read_to_string_limit(meta.len()) {
+        return Err(too_large);
+    }
     let mut bytes = Vec::new();
+    // A file still growing is read no further than Node would take it.
+    let mut file = file.take(crate::tools::path::NODE_MAX_STRING + 1);
     file.read_to_end(&mut bytes)
         .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
+    if let Some(too_large) = crate::tools::path::node_read_to_string_limit(bytes.len() as u64) {
+        return Err(too_large);
+    }
     Ok(match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),

@@ -924,3 +924,28 @@ fn edit_reports_serialise_tier_names_and_read_older_records() {
         serde_json::from_value(json!({"strategy": "pi", "tiers": ["fuzzy"]})).unwrap();
     assert_eq!((older.tiers, older.located), (vec![Fuzzy], vec![]));
 }
+
+#[tokio::test]
+async fn a_file_too_large_for_node_fails_as_in_pi_without_being_read() {
+    // Sparse files: a command makes one of any size at once. Pi's `readFile(...).toString()`
+    // fails on them for their size; read into memory, the 3 GiB one would take 3 GiB.
+    let dir = dir_with(&[]);
+    for (name, len, message) in [
+        (
+            "huge.bin",
+            3 << 30,
+            "File size (3221225472) is greater than 2 GiB",
+        ),
+        (
+            "large.bin",
+            crate::tools::path::NODE_MAX_STRING + 1,
+            "Cannot create a string longer than 0x1fffffe8 characters",
+        ),
+    ] {
+        let file = std::fs::File::create(dir.path().join(name)).unwrap();
+        file.set_len(len).unwrap();
+        let err = run(&dir, one(name, "a", "b")).await.unwrap_err();
+        assert_eq!(err.message, message);
+        assert_eq!(std::fs::metadata(dir.path().join(name)).unwrap().len(), len);
+    }
+}
