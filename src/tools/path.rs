@@ -163,11 +163,13 @@ pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
 }
 
 /// Node's `writeFile` open (truncate or create, symlinks followed) through the jail, for `write`
-/// and `edit` (`tool_does`: "write only writes"): a regular file, or the tool's error text. The
-/// open is non-blocking, so a FIFO without a reader fails it (`ENXIO`) instead of hanging the
-/// call for good, and anything opened that is not a regular file (a FIFO with a reader, a
-/// device) is refused before a byte is written. A folder keeps Node's `EISDIR` text.
+/// and `edit` (`tool_does`: "write only writes"): the file, or the tool's error text. The open
+/// is non-blocking, so a FIFO without a reader fails it (`ENXIO`) instead of hanging the call for
+/// good (as Node's would), and a FIFO or socket opened all the same is refused before a byte is
+/// written: both wait on another process. A device is written as in Pi (`/dev/null`, and
+/// `/dev/full`'s `ENOSPC`); none can be in a confined workspace. A folder keeps Node's `EISDIR`.
 pub fn open_for_writing(jail: &Jail, abs: &Path, tool_does: &str) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::FileTypeExt;
     let file = match jail.open(abs, crate::sandbox::How::Truncate) {
         Ok(file) => file,
         Err(FsError::Io(e)) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
@@ -180,12 +182,10 @@ pub fn open_for_writing(jail: &Jail, abs: &Path, tool_does: &str) -> Result<std:
         Err(e) => return Err(fs_error(&e, "open", abs).message),
     };
     match file.metadata() {
-        Ok(meta) if meta.is_file() => Ok(file),
-        Ok(meta) => Err(not_a_regular_file(
-            abs,
-            file_kind(&meta.file_type()),
-            tool_does,
-        )),
+        Ok(meta) if meta.file_type().is_fifo() || meta.file_type().is_socket() => Err(
+            not_a_regular_file(abs, file_kind(&meta.file_type()), tool_does),
+        ),
+        Ok(_) => Ok(file),
         Err(e) => Err(node_fs_error(&e, "open", Some(abs))),
     }
 }
