@@ -39,6 +39,10 @@ use super::wire::{self, Reply, Request};
 /// The argument that starts the binary as a supervisor.
 pub const ARG: &str = "__sandbox-supervisor";
 
+/// The sandbox's `oom_score_adj`: the most, so that the kernel's OOM killer takes the run's
+/// processes before any other.
+pub const OOM_SCORE_ADJ: &str = "1000";
+
 /// Kill passes at most for one `clean`.
 const MAX_PASSES: usize = 50;
 
@@ -108,6 +112,10 @@ fn serve() -> io::Result<()> {
         ));
     }
     let _ = nix::sys::prctl::set_dumpable(false);
+    // First to go when the machine runs out of memory, with every command (they inherit it): a
+    // command that takes all memory ends its own run, not the harness with the suite, nor
+    // another program of the user's. Raising it needs no privilege.
+    let _ = std::fs::write("/proc/self/oom_score_adj", OOM_SCORE_ADJ);
     // Started by bubblewrap (not cloned from the sandbox maker, which set it already): the
     // limit on open files the harness started with, for the commands.
     if requested() {

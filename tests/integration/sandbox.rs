@@ -567,7 +567,7 @@ async fn bash_cannot_escape_under_isolated() {
 
 /// What a command sees of its sandbox, one fact per line: ids and capabilities, `/dev`, the
 /// network, which places it can write, what of `/run` and the host's home it sees, the mount
-/// flags of `/`, `/tmp` and `/dev/null`, its session.
+/// flags of `/`, `/tmp` and `/dev/null`, its session, its and PID 1's `oom_score_adj`.
 fn sandbox_facts(host_home: &str) -> String {
     format!(
         r#"echo "ids $(id -u) $(id -g) $(id -G)"; echo "map $(tr -s ' ' < /proc/self/uid_map)"
@@ -583,6 +583,7 @@ echo "root $(awk '$5=="/"{{print $6}}' /proc/self/mountinfo)"
 echo "tmp $(awk '$5=="/tmp"{{print $6}}' /proc/self/mountinfo)"
 echo "null $(awk '$5=="/dev/null"{{print $6}}' /proc/self/mountinfo)"
 echo "session $(ps -o sid= -p $$ | tr -d ' ') pid1 $(tr '\0' ' ' < /proc/1/cmdline | grep -c __sandbox-)"
+echo "oom $(cat /proc/self/oom_score_adj) pid1 $(cat /proc/1/oom_score_adj)"
 "#
     )
 }
@@ -644,6 +645,8 @@ async fn the_harness_makes_the_sandbox_bubblewrap_makes() {
         "Connection refused",
         "root ro,nosuid,nodev",
         "session 1 pid1 1",
+        // The first the OOM killer takes, the supervisor with them.
+        "oom 1000 pid1 1000",
     ] {
         assert!(
             own_facts.contains(expected),
