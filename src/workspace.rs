@@ -32,7 +32,8 @@
 //! each text diff has its own time budget (past it the rest of the file is shown as removed and
 //! added); files over [`TEXT_DIFF_MAX_BYTES`] are summarised with line counts taken in linear
 //! time (common lines at both ends, then the rest counted without order); files over
-//! [`READ_MAX_BYTES`] are not read, only their size and a cheap comparison.
+//! [`READ_MAX_BYTES`] are not read, only their size and a cheap comparison, and so are those
+//! past [`DIFF_READ_BUDGET`] read in all (sparse files cost a command nothing).
 //!
 //! Ignored by the diff (build output and caches a check or the agent may create, never the
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
@@ -82,6 +83,12 @@ pub const TEXT_DIFF_MAX_BYTES: usize = 1024 * 1024;
 /// bytes against the fixture's when the sizes match.
 pub const READ_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The most bytes the diff reads of the workspace in all: a command makes sparse files of any
+/// size for nothing, and four of [`READ_MAX_BYTES`] less one byte each held a gigabyte of the
+/// harness's memory. Files that would take it past this are treated as those over
+/// [`READ_MAX_BYTES`].
+pub const DIFF_READ_BUDGET: u64 = 512 * 1024 * 1024;
+
 /// The time one file's line diff may take before the rest of it is shown as removed and added.
 pub const FILE_DIFF_BUDGET: Duration = Duration::from_millis(250);
 
@@ -110,12 +117,14 @@ enum Entry {
     Symlink {
         target: PathBuf,
     },
-    /// A file over [`READ_MAX_BYTES`]: not read. `same` says whether its bytes equal the
-    /// fixture's file at the same path.
+    /// A file over [`READ_MAX_BYTES`], or one that would take the diff past the bytes it reads
+    /// in all (`past_budget`: that budget, [`DIFF_READ_BUDGET`]): not read. `same` says whether
+    /// its bytes equal the fixture's file at the same path.
     Unread {
         len: u64,
         mode: u32,
         same: bool,
+        past_budget: Option<u64>,
     },
 }
 
@@ -208,8 +217,14 @@ impl Workspace {
     /// The diff between the fixture as copied and the folder now, given up at `deadline` (see
     /// the module docs).
     pub fn diff(&self, deadline: Instant) -> io::Result<WorkspaceDiff> {
+        self.diff_reading_at_most(deadline, DIFF_READ_BUDGET)
+    }
+
+    /// [`Workspace::diff`], reading at most `budget` bytes of the workspace.
+    fn diff_reading_at_most(&self, deadline: Instant, budget: u64) -> io::Result<WorkspaceDiff> {
         let mut now = BTreeMap::new();
-        walk(&self.path, OsStr::new(""), &mut now, Some(&self.snapshot))?;
+        let fixture = Some((&self.snapshot, budget));
+        walk(&self.path, OsStr::new(""), &mut now, fixture)?;
         Ok(diff_snapshots(&self.snapshot, &now, deadline))
     }
 }
@@ -330,8 +345,9 @@ fn snapshot(root: &Path) -> io::Result<BTreeMap<OsString, Entry>> {
     Ok(out)
 }
 
-/// Walks `dir` into `out`. With `fixture` (the diff's side), files over [`READ_MAX_BYTES`] are
-/// not read but compared with the fixture's file of the same path. The folders still to walk
+/// Walks `dir` into `out`. With `fixture` (the diff's side: the fixture's snapshot and the most
+/// bytes to read), files over [`READ_MAX_BYTES`], or past the budget, are not read but compared
+/// with the fixture's file of the same path. The folders still to walk
 /// are kept in a list, not on the stack: a command may nest folders thousands deep (a walk by
 /// recursion overflowed the thread's stack, which aborts the harness); a path the kernel
 /// refuses as too long ends the walk with an error that names where.
@@ -339,13 +355,26 @@ fn walk(
     dir: &Path,
     prefix: &OsStr,
     out: &mut BTreeMap<OsString, Entry>,
-    fixture: Option<&BTreeMap<OsString, Entry>>,
+    fixture: Option<(&BTreeMap<OsString, Entry>, u64)>,
 ) -> io::Result<()> {
+    let (fixture, whole_budget) = match fixture {
+        Some((snapshot, budget)) => (Some(snapshot), budget),
+        None => (None, u64::MAX),
+    };
+    let mut budget = whole_budget;
     let mut pending = vec![(dir.to_path_buf(), prefix.to_owned())];
     while let Some((dir, prefix)) = pending.pop() {
         let at = |e: io::Error| at_path(&prefix, e);
-        for entry in std::fs::read_dir(&dir).map_err(at)? {
-            let entry = entry.map_err(at)?;
+        // In name order, so that which files a spent budget leaves unread is the same on every
+        // file system.
+        let mut entries = std::fs::read_dir(&dir)
+            .map_err(at)?
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(at)?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        // Folders are walked after this one, first name first.
+        let mut below = Vec::new();
+        for entry in entries {
             let file_name = entry.file_name();
             let mut rel = prefix.clone();
             if !prefix.is_empty() {
@@ -362,7 +391,7 @@ fn walk(
                 out.insert(rel, Entry::Symlink { target });
             } else if kind.is_dir() {
                 if !ignored(&name) {
-                    pending.push((entry.path(), rel));
+                    below.push((entry.path(), rel));
                 }
             } else if kind.is_file() && !name.ends_with(".pyc") {
                 let mode = if meta.permissions().mode() & 0o111 != 0 {
@@ -370,7 +399,8 @@ fn walk(
                 } else {
                     0o100644
                 };
-                if fixture.is_some() && meta.len() > READ_MAX_BYTES {
+                let past_budget = meta.len() > budget;
+                if fixture.is_some() && (meta.len() > READ_MAX_BYTES || past_budget) {
                     let same = match fixture.and_then(|f| f.get(&rel)) {
                         Some(Entry::File { bytes, .. }) if bytes.len() as u64 == meta.len() => {
                             same_bytes(&entry.path(), bytes).map_err(at)?
@@ -383,14 +413,18 @@ fn walk(
                             len: meta.len(),
                             mode,
                             same,
+                            past_budget: (past_budget && meta.len() <= READ_MAX_BYTES)
+                                .then_some(whole_budget),
                         },
                     );
                     continue;
                 }
                 let bytes = std::fs::read(entry.path()).map_err(at)?;
+                budget = budget.saturating_sub(bytes.len() as u64);
                 out.insert(rel, Entry::File { bytes, mode });
             }
         }
+        pending.extend(below.into_iter().rev());
     }
     Ok(())
 }
@@ -582,17 +616,28 @@ fn diff_snapshots(
         } else {
             "/dev/null".to_owned()
         };
-        if let Some(Entry::Unread { len, same, .. }) = new {
+        if let Some(Entry::Unread {
+            len,
+            same,
+            past_budget,
+            ..
+        }) = new
+        {
             if !same {
                 let old_len = match old {
                     Some(Entry::File { bytes, .. }) => bytes.len() as u64,
                     _ => 0,
                 };
+                let why = match past_budget {
+                    Some(budget) => {
+                        format!("past the {} the diff reads in all", size_text(*budget))
+                    }
+                    None => format!("over {}", size_text(READ_MAX_BYTES)),
+                };
                 out.push_str(&format!(
-                    "Large files {old_name} and {new_name} differ ({} -> {}; not read, over {})\n",
+                    "Large files {old_name} and {new_name} differ ({} -> {}; not read, {why})\n",
                     size_text(old_len),
-                    size_text(*len),
-                    size_text(READ_MAX_BYTES)
+                    size_text(*len)
                 ));
             }
             continue;
@@ -821,6 +866,42 @@ deleted file mode 100644
         );
         assert!(diff.unified.contains("60000 lines added, 60000 removed"));
         assert!(diff.unified.len() < 300);
+    }
+
+    #[test]
+    fn files_over_the_cap_or_past_the_budget_are_compared_unread() {
+        let fixture = tempfile::tempdir().unwrap();
+        write(&fixture.path().join("a.txt"), "fixture\n");
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        // Sparse: a command makes them for nothing.
+        let sparse = |name: &str, len: u64| {
+            let file = std::fs::File::create(ws.path().join(name)).unwrap();
+            file.set_len(len).unwrap();
+        };
+        sparse("huge.bin", READ_MAX_BYTES + 1);
+        // Read in name order: 600 bytes of a 1,000-byte budget, then one that would pass it.
+        for name in ["b1.txt", "b2.txt"] {
+            write(&ws.path().join(name), &"x".repeat(300));
+        }
+        write(&ws.path().join("c.txt"), &"y".repeat(500));
+        let diff = ws.diff_reading_at_most(far(), 1000).unwrap();
+        assert_eq!(diff.files_changed, 4, "{}", diff.unified);
+        assert!(
+            diff.unified.contains(
+                "Large files /dev/null and b/huge.bin differ (0 B -> 256.0 MiB; not read, over 256.0 MiB)"
+            ),
+            "{}",
+            diff.unified
+        );
+        assert!(
+            diff.unified.contains(
+                "Large files /dev/null and b/c.txt differ (0 B -> 500 B; not read, past the 1000 B the diff reads in all)"
+            ),
+            "{}",
+            diff.unified
+        );
+        assert!(diff.unified.contains("+++ b/b1.txt"), "{}", diff.unified);
+        assert!(diff.unified.contains("+++ b/b2.txt"), "{}", diff.unified);
     }
 
     #[test]
