@@ -22,6 +22,11 @@ pub const FINISH_TIMEOUT: Duration = Duration::from_secs(2);
 /// After a reply's closing event, how many more bytes [`SseStream::finish`] reads at most.
 pub const FINISH_MAX_BYTES: usize = 1024 * 1024;
 
+/// The most bytes one event may hold before it ends: far above any reply's (a tool call that
+/// writes a large file is a few MiB in one event), and a bound on what a body that is not an
+/// event stream (a file, a line that never ends) takes of the harness's memory.
+pub const MAX_EVENT_BYTES: usize = 64 << 20;
+
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SseEvent {
@@ -125,6 +130,8 @@ pub struct SseParser {
     lines: SseLines,
     event: Option<String>,
     data: Vec<String>,
+    /// The bytes of `data`.
+    data_bytes: usize,
     saw_data: bool,
     last_id: Option<String>,
 }
@@ -133,6 +140,11 @@ impl SseParser {
     /// A fresh parser.
     pub fn new() -> Self {
         SseParser::default()
+    }
+
+    /// The bytes held for the event being read (its data lines and the line not ended yet).
+    pub fn buffered(&self) -> usize {
+        self.data_bytes + self.lines.line.len()
     }
 
     /// The last `id:` field seen, if any.
@@ -168,6 +180,7 @@ impl SseParser {
             "event" => self.event = Some(value),
             "data" => {
                 self.saw_data = true;
+                self.data_bytes += value.len();
                 self.data.push(value);
             }
             "id" => self.last_id = Some(value),
@@ -179,9 +192,11 @@ impl SseParser {
         let event = self.event.take();
         if !self.saw_data {
             self.data.clear();
+            self.data_bytes = 0;
             return;
         }
         self.saw_data = false;
+        self.data_bytes = 0;
         out.push(SseEvent {
             event,
             data: std::mem::take(&mut self.data).join("\n"),
@@ -280,7 +295,19 @@ impl SseStream {
                     self.failed = true;
                     return Err(body_error(e));
                 }
-                Ok(Some(Ok(chunk))) => self.pending.extend(self.parser.feed(&chunk)),
+                Ok(Some(Ok(chunk))) => {
+                    self.pending.extend(self.parser.feed(&chunk));
+                    if self.parser.buffered() > MAX_EVENT_BYTES {
+                        self.failed = true;
+                        return Err(ProviderError::Protocol {
+                            message: format!(
+                                "the stream sent more than {} MiB without ending an event: it is \
+                                 not server-sent events (is the base URL the provider's?)",
+                                MAX_EVENT_BYTES >> 20
+                            ),
+                        });
+                    }
+                }
             }
         }
     }
@@ -325,7 +352,48 @@ pub async fn open(
         .await?;
         return Err(classify(response.status, &response.headers, &text));
     }
+    if let Some(media) = not_an_event_stream(&response.headers) {
+        let text = read_body_text(
+            &mut response.body,
+            idle_timeout,
+            super::errors::MAX_ERROR_BODY_BYTES,
+        )
+        .await
+        .unwrap_or_default();
+        let text = super::errors::trim_message(&text);
+        return Err(ProviderError::Protocol {
+            message: format!(
+                "the server answered {} with `{media}`, not an event stream \
+                 (`text/event-stream`): it does not stream replies, or the base URL leads to \
+                 another service; it said: {text}",
+                response.status
+            ),
+        });
+    }
     Ok(SseStream::new(response.body, idle_timeout))
+}
+
+/// The media type of a success response that is certainly not server-sent events (a whole JSON
+/// reply from a server that ignores `stream: true`, a web page, a file), from its
+/// `content-type`; `None` for an event stream, and for a missing or unusual type, which the
+/// parser is left to judge.
+fn not_an_event_stream(headers: &[(String, String)]) -> Option<String> {
+    let (_, value) = headers.iter().find(|(name, _)| name == "content-type")?;
+    let media = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    const NOT_SSE: [&str; 6] = [
+        "application/json",
+        "text/html",
+        "application/xhtml+xml",
+        "application/xml",
+        "text/xml",
+        "application/octet-stream",
+    ];
+    NOT_SSE.contains(&media.as_str()).then_some(media)
 }
 
 /// Reads a (non-SSE) body as text, with the same idle timeout, keeping at most `max_bytes` of it
@@ -467,6 +535,27 @@ mod tests {
         } else {
             Box::pin(s)
         }
+    }
+
+    #[test]
+    fn only_a_type_that_is_certainly_not_an_event_stream_is_refused() {
+        let with = |value: &str| vec![("content-type".to_owned(), value.to_owned())];
+        assert_eq!(not_an_event_stream(&with("text/event-stream")), None);
+        assert_eq!(
+            not_an_event_stream(&with("Text/Event-Stream; charset=utf-8")),
+            None
+        );
+        // Left to the parser: no type, or one a sloppy server might put on its events.
+        assert_eq!(not_an_event_stream(&[]), None);
+        assert_eq!(not_an_event_stream(&with("text/plain")), None);
+        assert_eq!(
+            not_an_event_stream(&with("application/JSON; charset=utf-8")).as_deref(),
+            Some("application/json")
+        );
+        assert_eq!(
+            not_an_event_stream(&with("text/html")).as_deref(),
+            Some("text/html")
+        );
     }
 
     #[tokio::test]

@@ -750,3 +750,118 @@ async fn a_reply_is_replayed_to_the_same_model_with_its_thinking_and_ids() {
         }
     }
 }
+
+/// A local HTTP/1.1 server that answers every request with status 200, `content_type` and
+/// `body_chunk` repeated `repeats` times (chunked), then closes the connection.
+async fn raw_server(content_type: &'static str, body_chunk: Vec<u8>, repeats: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let chunk = body_chunk.clone();
+            tokio::spawn(async move {
+                // The request: headers, then the body its content-length gives.
+                let mut got = Vec::new();
+                let mut buf = [0u8; 8192];
+                loop {
+                    let n = conn.read(&mut buf).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if got.len() >= end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+                );
+                if conn.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for _ in 0..repeats {
+                    let frame = [
+                        format!("{:x}\r\n", chunk.len()).into_bytes(),
+                        chunk.clone(),
+                        b"\r\n".to_vec(),
+                    ]
+                    .concat();
+                    if conn.write_all(&frame).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = conn.write_all(b"0\r\n\r\n").await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_success_that_is_not_an_event_stream_is_a_protocol_error_that_says_what_came() {
+    // A server that ignores `stream: true` and answers one JSON reply, or a base URL that leads
+    // to a web page: said at once, not retried as a cut stream.
+    for (content_type, body, says) in [
+        (
+            "application/json",
+            br#"{"choices":[{"message":{"content":"hi"}}]}"#.to_vec(),
+            r#"`application/json`, not an event stream"#,
+        ),
+        (
+            "text/html; charset=utf-8",
+            b"<html>Sign in</html>".to_vec(),
+            "`text/html`, not an event stream",
+        ),
+    ] {
+        let base = raw_server(content_type, body, 1).await;
+        for api in ALL {
+            let p = build_with(
+                spec(api, base.clone()),
+                transport(),
+                ProviderSettings::default(),
+            );
+            let err = p
+                .complete(&hello(), &RequestOptions::default())
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), "protocol", "{api:?}: {err}");
+            let message = err.to_string();
+            assert!(message.contains(says), "{api:?}: {message}");
+            assert!(
+                message.contains("Sign in") || message.contains(r#""content":"hi""#),
+                "{api:?}: the body's start is shown: {message}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_event_that_never_ends_is_cut_at_a_bound_not_held_whole() {
+    // 1 MiB chunks of one line without an end, typed as an event stream: read to the bound of
+    // one event (64 MiB), then a protocol error; without it the harness held all of it.
+    let base = raw_server("text/event-stream", vec![b'a'; 1 << 20], 200).await;
+    let p = build_with(
+        spec(ApiKind::OpenaiCompletions, base),
+        transport(),
+        ProviderSettings::default(),
+    );
+    let err = p
+        .complete(&hello(), &RequestOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "protocol", "{err}");
+    assert!(
+        err.to_string()
+            .contains("more than 64 MiB without ending an event"),
+        "{err}"
+    );
+}
