@@ -25,13 +25,15 @@ use rustix::io::Errno;
 /// The most folders [`remove_tree`] holds open at once.
 pub const OPEN_LEVELS: usize = 64;
 
-/// What a removal may change to get on: with `writable`, a folder a command made unreadable or
-/// unwritable (`chmod 0`, a read-only Go module cache) is given back its owner's access first.
-/// Only where nothing else works in the tree any more: the change goes through a descriptor
-/// opened without following symlinks, but the folder's name is looked up again to open that.
+/// What a removal may change to get on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// Nothing: a folder a command closed to its owner stops the removal.
     AsItIs,
+    /// Every folder gets its owner's read, write and search access back before it is emptied
+    /// (`chmod 0`, a read-only Go module cache). For trees nothing works in any more (a dead
+    /// harness's): a folder closed even to reading is opened up through a descriptor opened
+    /// without following symlinks, but found by its name again.
     MakeWritable,
 }
 
@@ -46,8 +48,11 @@ struct Level {
 }
 
 impl Level {
-    fn new(fd: OwnedFd, name: Option<OsString>) -> io::Result<Level> {
+    fn new(fd: OwnedFd, name: Option<OsString>, access: Access) -> io::Result<Level> {
         let st = rustix::fs::fstat(&fd)?;
+        if access == Access::MakeWritable && st.st_mode & 0o700 != 0o700 {
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode((st.st_mode & 0o7777) | 0o700))?;
+        }
         Ok(Level {
             dir: Some(Dir::new(fd)?),
             name,
@@ -78,7 +83,7 @@ pub fn remove_tree(path: &Path, access: Access) -> io::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut levels = vec![Level::new(top, None)?];
+    let mut levels = vec![Level::new(top, None, access)?];
     // The open folders are `levels[open_from..]`: those above were closed, farthest first.
     let mut open_from = 0;
     loop {
@@ -130,7 +135,7 @@ pub fn remove_tree(path: &Path, access: Access) -> io::Result<()> {
         }
         match open_dir(fd, &name, access) {
             Ok(child) => {
-                levels.push(Level::new(child, Some(name))?);
+                levels.push(Level::new(child, Some(name), access)?);
                 // Within the budget: the farthest open folder above is closed.
                 if levels.len() - open_from > OPEN_LEVELS {
                     levels[open_from].dir = None;
@@ -289,6 +294,42 @@ mod tests {
     }
 
     #[test]
+    fn making_writable_gives_closed_folders_their_owners_access_back() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        let set = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        };
+        // A folder being emptied, read-only (a Go module cache): its owner's bits are added.
+        let ro = root.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        set(&ro, 0o555);
+        let fd = rustix::fs::open(&ro, OFlags::DIRECTORY, Mode::empty()).unwrap();
+        drop(Level::new(fd, None, Access::MakeWritable).unwrap());
+        assert_eq!(mode(&ro), 0o755);
+        // Left as it is otherwise.
+        set(&ro, 0o555);
+        let fd = rustix::fs::open(&ro, OFlags::DIRECTORY, Mode::empty()).unwrap();
+        drop(Level::new(fd, None, Access::AsItIs).unwrap());
+        assert_eq!(mode(&ro), 0o555);
+        // A folder closed even to reading is opened up by name, a symlink there never followed.
+        let closed = root.path().join("closed");
+        std::fs::create_dir(&closed).unwrap();
+        set(&closed, 0o000);
+        let parent = rustix::fs::open(root.path(), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        open_up(&parent, OsStr::new("closed")).unwrap();
+        assert_eq!(mode(&closed), 0o700);
+        std::os::unix::fs::symlink(&closed, root.path().join("link")).unwrap();
+        set(&closed, 0o000);
+        assert!(open_up(&parent, OsStr::new("link")).is_err());
+        assert_eq!(mode(&closed), 0o000);
+        set(&closed, 0o700);
+        remove_tree(root.path(), Access::MakeWritable).unwrap();
+        assert!(!root.path().exists());
+    }
+
+    #[test]
     fn a_folder_opened_again_through_dotdot_must_be_the_one_it_was() {
         let root = tempfile::tempdir().unwrap();
         let tree = root.path().join("tree");
@@ -296,6 +337,7 @@ mod tests {
         let deep = Level::new(
             rustix::fs::open(&tree, OFlags::DIRECTORY, Mode::empty()).unwrap(),
             Some("tree".into()),
+            Access::AsItIs,
         )
         .unwrap();
         let wrong = (deep.id.0, deep.id.1 + 1);
