@@ -451,17 +451,21 @@ async fn a_closed_port_is_a_connection_error() {
         l.local_addr().unwrap().port()
     };
     for api in ALL {
-        let p = build_with(
-            spec(api, format!("http://127.0.0.1:{port}")),
-            transport(),
-            ProviderSettings::default(),
-        );
-        let err = p
-            .complete(&hello(), &RequestOptions::default())
-            .await
-            .unwrap_err();
+        let err = hello_fails(api, format!("http://127.0.0.1:{port}")).await;
         assert_eq!(err.kind(), "connection_failed", "{err:?}");
     }
+}
+
+/// The error of a live provider of `api` at `base_url` asked to answer [`hello`].
+async fn hello_fails(api: ApiKind, base_url: String) -> ProviderError {
+    build_with(
+        spec(api, base_url),
+        transport(),
+        ProviderSettings::default(),
+    )
+    .complete(&hello(), &RequestOptions::default())
+    .await
+    .unwrap_err()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -824,15 +828,7 @@ async fn a_success_that_is_not_an_event_stream_is_a_protocol_error_that_says_wha
     ] {
         let base = raw_server(content_type, body, 1).await;
         for api in ALL {
-            let p = build_with(
-                spec(api, base.clone()),
-                transport(),
-                ProviderSettings::default(),
-            );
-            let err = p
-                .complete(&hello(), &RequestOptions::default())
-                .await
-                .unwrap_err();
+            let err = hello_fails(api, base.clone()).await;
             assert_eq!(err.kind(), "protocol", "{api:?}: {err}");
             let message = err.to_string();
             assert!(message.contains(says), "{api:?}: {message}");
@@ -849,15 +845,7 @@ async fn an_event_that_never_ends_is_cut_at_a_bound_not_held_whole() {
     // 1 MiB chunks of one line without an end, typed as an event stream: read to the bound of
     // one event (64 MiB), then a protocol error; without it the harness held all of it.
     let base = raw_server("text/event-stream", vec![b'a'; 1 << 20], 200).await;
-    let p = build_with(
-        spec(ApiKind::OpenaiCompletions, base),
-        transport(),
-        ProviderSettings::default(),
-    );
-    let err = p
-        .complete(&hello(), &RequestOptions::default())
-        .await
-        .unwrap_err();
+    let err = hello_fails(ApiKind::OpenaiCompletions, base).await;
     assert_eq!(err.kind(), "protocol", "{err}");
     assert!(
         err.to_string()
