@@ -83,6 +83,25 @@ impl How {
     }
 }
 
+/// What kind of file that is not a regular one `kind` is, for the file tools' and the checks'
+/// refusals (`a FIFO`, `a character device`, ...).
+pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// `rel` as `openat2` takes it: `.` for the anchor itself.
 fn or_dot(rel: &Path) -> &Path {
     if rel.as_os_str().is_empty() {

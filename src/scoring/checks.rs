@@ -5,7 +5,8 @@
 //! the caller passes (the runner passes the same allow-listed environment the agent's bash got);
 //! when the check ends (exit or timeout) every process it started is killed. Output is captured
 //! bounded: the last [`OUTPUT_TAIL_BYTES`] of stdout and of stderr are kept for the report. File
-//! checks read the workspace directly. Depends on `tasks` and `sandbox` only.
+//! checks read the workspace through the run's jail, as the file tools do ([`read_checked`]).
+//! Depends on `tasks` and `sandbox` only.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -97,7 +98,14 @@ pub async fn run_check_in(
                 check: check.name.clone(),
                 why,
             })?,
-        CheckKind::File { path, assert } => file_check(&workspace.join(path), path, assert),
+        CheckKind::File { path, assert } => {
+            // File work, off the runtime's workers.
+            let (jail, full) = (jail.clone(), workspace.join(path));
+            let (shown, assert) = (path.clone(), assert.clone());
+            tokio::task::spawn_blocking(move || file_check(&jail, &full, &shown, &assert))
+                .await
+                .unwrap_or_else(|e| (false, format!("the check failed: {e}")))
+        }
     };
     Ok(CheckResult {
         name: check.name.clone(),
@@ -214,7 +222,47 @@ async fn read_tail<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
     tail.text()
 }
 
-fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
+/// The most bytes a file check reads of the file it checks: a bound on what a file the agent
+/// left (a sparse file of any size costs a command nothing) takes of the harness's memory.
+pub const FILE_CHECK_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The workspace file `full` as a file check reads it: through the run's jail (beneath the
+/// workspace in one step under a confining tier, so a symlink the agent left there cannot lead
+/// the check, or its report, to a file outside), opened non-blocking (a FIFO the agent left in
+/// its place cannot hang the run), a regular file of at most [`FILE_CHECK_MAX_BYTES`]; else
+/// why not.
+fn read_checked(jail: &Jail, full: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = jail
+        .open(full, crate::sandbox::How::Read)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!(
+            "it is {}, not a regular file",
+            crate::sandbox::beneath::file_kind(&meta.file_type())
+        ));
+    }
+    let too_large = || {
+        format!(
+            "it holds more than {} MiB, the most a file check reads",
+            FILE_CHECK_MAX_BYTES >> 20
+        )
+    };
+    if meta.len() > FILE_CHECK_MAX_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(FILE_CHECK_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > FILE_CHECK_MAX_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+fn file_check(jail: &Jail, full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
     let exists = std::fs::symlink_metadata(full).is_ok();
     match assert {
         FileAssert::Exists(true) => (
@@ -235,7 +283,7 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
         ),
         FileAssert::Contains(text) | FileAssert::NotContains(text) => {
             let want = matches!(assert, FileAssert::Contains(_));
-            match std::fs::read(full) {
+            match read_checked(jail, full) {
                 Err(err) => (false, format!("failed to read {shown}: {err}")),
                 Ok(bytes) => {
                     let found = String::from_utf8_lossy(&bytes).contains(text.as_str());
@@ -250,7 +298,7 @@ fn file_check(full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {
             }
         }
         FileAssert::EqualsFile(expected) => {
-            let actual = match std::fs::read(full) {
+            let actual = match read_checked(jail, full) {
                 Ok(bytes) => bytes,
                 Err(err) => return (false, format!("failed to read {shown}: {err}")),
             };
@@ -440,6 +488,55 @@ mod tests {
             &r.detail[r.detail.len() - 40..]
         );
         assert!(r.detail.len() < OUTPUT_TAIL_BYTES + 200);
+    }
+
+    #[tokio::test]
+    async fn a_file_check_reads_only_a_regular_file_inside_the_workspace_within_a_bound() {
+        // What the agent may leave at the checked path: a FIFO (the read waited for a writer,
+        // and the run with it, for good), a symlink to a file outside (its bytes went into the
+        // report's diff), a sparse file of any size (read whole).
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(root.path().join("secret.txt"), "outside secret\n").unwrap();
+        std::fs::write(ws.join("expected.txt"), "answer\n").unwrap();
+        nix::unistd::mkfifo(&ws.join("fifo.txt"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink(root.path().join("secret.txt"), ws.join("link.txt")).unwrap();
+        std::fs::File::create(ws.join("sparse.txt"))
+            .unwrap()
+            .set_len(FILE_CHECK_MAX_BYTES + 1)
+            .unwrap();
+        let equals = |path: &str| Check {
+            name: path.into(),
+            kind: CheckKind::File {
+                path: path.into(),
+                assert: FileAssert::EqualsFile(ws.join("expected.txt")),
+            },
+        };
+        let jail = Sandbox::detect(Some(crate::sandbox::Tier::Workspace)).jail(&ws);
+        // The FIFO last: a read stuck on it would hold the test's runtime at its end.
+        for (path, says) in [
+            ("link.txt", "failed to read link.txt: Access denied: "),
+            (
+                "sparse.txt",
+                "failed to read sparse.txt: it holds more than 64 MiB, the most a file check reads",
+            ),
+            (
+                "fifo.txt",
+                "failed to read fifo.txt: it is a FIFO, not a regular file",
+            ),
+        ] {
+            let r = tokio::time::timeout(
+                Duration::from_secs(5),
+                run_check_in(&equals(path), &jail, &ws, &env()),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("the check of {path} hangs"))
+            .unwrap();
+            assert!(!r.passed, "{path}");
+            assert!(r.detail.starts_with(says), "{path}: {}", r.detail);
+            assert!(!r.detail.contains("outside secret"), "{}", r.detail);
+        }
     }
 
     #[tokio::test]

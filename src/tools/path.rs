@@ -144,23 +144,7 @@ pub fn not_a_regular_file(abs: &Path, kind: &str, tool_does: &str) -> String {
     )
 }
 
-/// What kind of file that is not a regular one `kind` is, for [`not_a_regular_file`].
-pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_dir() {
-        "a folder"
-    } else {
-        "not a regular file"
-    }
-}
+pub use crate::sandbox::beneath::file_kind;
 
 /// Node's `writeFile` open (truncate or create, symlinks followed) through the jail, for `write`
 /// and `edit` (`tool_does`: "write only writes"): the file, or the tool's error text. The open
