@@ -47,6 +47,12 @@ fn with_pcre2_hint(text: String) -> String {
 /// Pi's default match limit.
 pub const DEFAULT_LIMIT: f64 = 100.0;
 
+/// The most memory the search of one file may take for its buffer (so for its longest line).
+/// Deviation: rg has no limit, and searches an explicitly given binary file as text, so a line
+/// never ends in `/dev/zero` (under `none`) or a sparse file of any size, and memory went with
+/// it; past this the file's search fails with rg's error for the limit.
+const GREP_HEAP_LIMIT: usize = 64 * 1024 * 1024;
+
 pi_tool! {
     /// Pi's `grep` tool.
     pub struct GrepTool = "grep";
@@ -214,6 +220,7 @@ fn run_rg(
         let mut searcher = SearcherBuilder::new()
             .line_number(true)
             .binary_detection(binary)
+            .heap_limit(Some(GREP_HEAP_LIMIT))
             .build();
         let sink = Collect {
             path,
@@ -468,6 +475,27 @@ mod tests {
             )
             .await,
             "big.txt:1: (unable to read file)\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_that_never_ends_stops_the_search_at_a_bound() {
+        // A sparse file given by name is searched as text (as rg does): one line of zeros as
+        // long as the file, which the search held whole.
+        let dir = tree(&[]);
+        std::fs::File::create(dir.path().join("zeros.bin"))
+            .unwrap()
+            .set_len(2 * GREP_HEAP_LIMIT as u64)
+            .unwrap();
+        let err = run(dir.path(), json!({"pattern": "x", "path": "zeros.bin"}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.message.ends_with(&format!(
+                "zeros.bin: configured allocation limit ({GREP_HEAP_LIMIT}) exceeded"
+            )),
+            "{}",
+            err.message
         );
     }
 
