@@ -102,6 +102,19 @@ pub fn file_kind(kind: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// Reads the open `file` to its end if it holds at most `max` bytes: `None` when it holds more,
+/// by its size or by what it gave while still growing, so that no more than `max + 1` bytes of
+/// it are ever held (a sparse file of any size costs a command nothing).
+pub fn read_at_most(file: std::fs::File, max: u64) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    if file.metadata()?.len() > max {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
 /// `rel` as `openat2` takes it: `.` for the anchor itself.
 fn or_dot(rel: &Path) -> &Path {
     if rel.as_os_str().is_empty() {

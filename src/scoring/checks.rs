@@ -232,7 +232,6 @@ pub const FILE_CHECK_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// its place cannot hang the run), a regular file of at most [`FILE_CHECK_MAX_BYTES`]; else
 /// why not.
 fn read_checked(jail: &Jail, full: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
     let file = jail
         .open(full, crate::sandbox::How::Read)
         .map_err(|e| e.to_string())?;
@@ -243,23 +242,14 @@ fn read_checked(jail: &Jail, full: &Path) -> Result<Vec<u8>, String> {
             crate::sandbox::beneath::file_kind(&meta.file_type())
         ));
     }
-    let too_large = || {
-        format!(
-            "it holds more than {} MiB, the most a file check reads",
-            FILE_CHECK_MAX_BYTES >> 20
-        )
-    };
-    if meta.len() > FILE_CHECK_MAX_BYTES {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(FILE_CHECK_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > FILE_CHECK_MAX_BYTES {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    crate::sandbox::beneath::read_at_most(file, FILE_CHECK_MAX_BYTES)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "it holds more than {} MiB, the most a file check reads",
+                FILE_CHECK_MAX_BYTES >> 20
+            )
+        })
 }
 
 fn file_check(jail: &Jail, full: &Path, shown: &str, assert: &FileAssert) -> (bool, String) {

@@ -369,21 +369,9 @@ fn grep(jail: &Jail, args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolO
 /// Pi's `getFileLines`: UTF-8 with replacement, CRLF and CR to LF, split; empty on error.
 fn read_lines(jail: &Jail, path: &Path) -> Vec<String> {
     let read = |path: &Path| -> Option<Vec<u8>> {
-        use std::io::Read;
         let file = jail.open(path, How::Read).ok()?;
         // What Node could not turn into a string is an error there, caught: no lines.
-        let len = file.metadata().ok()?.len();
-        if super::path::node_read_to_string_limit(len).is_some() {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        file.take(super::path::NODE_MAX_STRING + 1)
-            .read_to_end(&mut bytes)
-            .ok()?;
-        if bytes.len() as u64 > super::path::NODE_MAX_STRING {
-            return None;
-        }
-        Some(bytes)
+        crate::sandbox::beneath::read_at_most(file, super::path::NODE_MAX_STRING).ok()?
     };
     match read(path) {
         Some(bytes) => String::from_utf8_lossy(&bytes)

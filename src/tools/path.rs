@@ -14,6 +14,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use crate::sandbox::beneath::file_kind;
 use crate::sandbox::{FsError, Jail};
 
 use unicode_normalization::UnicodeNormalization;
@@ -143,8 +144,6 @@ pub fn not_a_regular_file(abs: &Path, kind: &str, tool_does: &str) -> String {
         abs.display()
     )
 }
-
-pub use crate::sandbox::beneath::file_kind;
 
 /// Node's `writeFile` open (truncate or create, symlinks followed) through the jail, for `write`
 /// and `edit` (`tool_does`: "write only writes"): the file, or the tool's error text. The open

@@ -13,7 +13,7 @@ mod diff;
 mod normalize;
 pub mod strategies;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -364,17 +364,15 @@ fn read_file(jail: &crate::sandbox::Jail, abs: &Path) -> Result<String, String> 
             "edit only edits",
         ));
     }
-    if let Some(too_large) = crate::tools::path::node_read_to_string_limit(meta.len()) {
+    let limit = crate::tools::path::node_read_to_string_limit;
+    if let Some(too_large) = limit(meta.len()) {
         return Err(too_large);
     }
-    let mut bytes = Vec::new();
     // A file still growing is read no further than Node would take it.
-    let mut file = file.take(crate::tools::path::NODE_MAX_STRING + 1);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?;
-    if let Some(too_large) = crate::tools::path::node_read_to_string_limit(bytes.len() as u64) {
-        return Err(too_large);
-    }
+    let max = crate::tools::path::NODE_MAX_STRING;
+    let bytes = crate::sandbox::beneath::read_at_most(file, max)
+        .map_err(|e| crate::tools::path::node_fs_error(&e, "read", None))?
+        .ok_or_else(|| limit(max + 1).unwrap_or_default())?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
