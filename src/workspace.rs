@@ -556,19 +556,30 @@ fn saturating_u32(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// `side` (`a/`, `b/`) and `path` as a diff names them: as they are when the path is UTF-8, else
-/// quoted as git quotes a name (every byte outside printable ASCII as an octal escape).
+/// `side` (`a/`, `b/`) and `path` as a diff names them: as they are when git would leave them
+/// so, else quoted as git quotes a name. A name that is not UTF-8, or holds a control character
+/// (a newline, a tab, an escape sequence an agent may put in a file name), a `"` or a `\`, is
+/// quoted: `\n`, `\t` and the other C escapes git writes, and every other byte outside
+/// printable ASCII as an octal escape. Unquoted, a newline in a name would split the header and
+/// leave a patch neither `git apply` nor a reader can take apart.
 fn diff_name(side: &str, path: &OsStr) -> String {
-    if let Some(path) = path.to_str() {
+    let bytes = path.as_bytes();
+    let plain = |b: &u8| !(b.is_ascii_control() || *b == b'"' || *b == b'\\');
+    if let Some(path) = path.to_str().filter(|_| bytes.iter().all(plain)) {
         return format!("{side}{path}");
     }
     let mut out = String::from("\"");
-    for &b in side.as_bytes().iter().chain(path.as_bytes()) {
+    for &b in side.as_bytes().iter().chain(bytes) {
         match b {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
             b'\t' => out.push_str("\\t"),
             b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
             0x20..=0x7e => out.push(char::from(b)),
             _ => out.push_str(&format!("\\{b:03o}")),
         }
@@ -841,6 +852,108 @@ deleted file mode 100644
             (diff.files_changed, diff.lines_added, diff.lines_removed),
             (2, 1, 1)
         );
+    }
+
+    #[test]
+    fn names_with_control_characters_are_quoted_and_git_applies_the_patch() {
+        // Names an agent can make with one command: a newline, a tab, an escape sequence, a
+        // quote, a backslash, bytes that are not UTF-8, and plain UTF-8 beside them.
+        let names: [&[u8]; 8] = [
+            b"new\nline.txt",
+            b"d/tab\tname.txt",
+            b"esc\x1b[31mred\x1b[0m.txt",
+            b"say \"hi\".txt",
+            b"back\\slash.txt",
+            b"bad\xff.txt",
+            "caf\u{e9} \u{2013} ok.txt".as_bytes(),
+            b"cr\r.txt",
+        ];
+        let fixture = tempfile::tempdir().unwrap();
+        write(&fixture.path().join("gone.txt"), "old\n");
+        write(&fixture.path().join("edited.txt"), "one\ntwo\n");
+        std::fs::write(fixture.path().join(OsStr::from_bytes(b"old\nname")), "x\n").unwrap();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        std::fs::create_dir(ws.path().join("d")).unwrap();
+        for name in names {
+            std::fs::write(ws.path().join(OsStr::from_bytes(name)), "made\n").unwrap();
+        }
+        std::fs::remove_file(ws.path().join("gone.txt")).unwrap();
+        std::fs::remove_file(ws.path().join(OsStr::from_bytes(b"old\nname"))).unwrap();
+        std::fs::write(ws.path().join("edited.txt"), "one\n2\n").unwrap();
+        let diff = ws.diff(far()).unwrap();
+
+        // Every header is one line: no name breaks it, and none prints an escape sequence.
+        assert!(!diff.unified.contains('\x1b') && !diff.unified.contains('\r'));
+        let headers: Vec<&str> = diff
+            .unified
+            .lines()
+            .filter(|l| l.starts_with("diff --git "))
+            .collect();
+        assert_eq!(headers.len(), names.len() + 3, "{}", diff.unified);
+        for expected in [
+            r#"diff --git "a/new\nline.txt" "b/new\nline.txt""#,
+            r#"diff --git "a/d/tab\tname.txt" "b/d/tab\tname.txt""#,
+            r#"diff --git "a/esc\033[31mred\033[0m.txt" "b/esc\033[31mred\033[0m.txt""#,
+            r#"diff --git "a/say \"hi\".txt" "b/say \"hi\".txt""#,
+            r#"diff --git "a/back\\slash.txt" "b/back\\slash.txt""#,
+            r#"diff --git "a/bad\377.txt" "b/bad\377.txt""#,
+            "diff --git a/caf\u{e9} \u{2013} ok.txt b/caf\u{e9} \u{2013} ok.txt",
+            r#"diff --git "a/cr\r.txt" "b/cr\r.txt""#,
+            r#"diff --git "a/old\nname" "b/old\nname""#,
+        ] {
+            assert!(headers.contains(&expected), "{expected} in {headers:#?}");
+        }
+
+        // git reads the names back: the patch applied to a copy of the fixture gives the
+        // workspace.
+        let copy = tempfile::tempdir().unwrap();
+        copy_tree(fixture.path(), copy.path()).unwrap();
+        let patch = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(patch.path(), &diff.unified).unwrap();
+        let applied = std::process::Command::new("git")
+            .arg("apply")
+            .arg(patch.path())
+            .current_dir(copy.path())
+            .output()
+            .unwrap();
+        assert!(
+            applied.status.success(),
+            "git apply: {}",
+            String::from_utf8_lossy(&applied.stderr)
+        );
+        let mut names_after = walkdir_names(copy.path());
+        let mut names_ws: Vec<Vec<u8>> = walkdir_names(ws.path());
+        names_after.sort();
+        names_ws.sort();
+        assert_eq!(names_after, names_ws);
+        for name in names {
+            assert_eq!(
+                std::fs::read(copy.path().join(OsStr::from_bytes(name))).unwrap(),
+                b"made\n"
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(copy.path().join("edited.txt")).unwrap(),
+            "one\n2\n"
+        );
+    }
+
+    /// Every file's path under `root`, relative, as bytes.
+    fn walkdir_names(root: &Path) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut todo = vec![root.to_path_buf()];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    todo.push(path);
+                } else {
+                    let rel = path.strip_prefix(root).unwrap();
+                    out.push(rel.as_os_str().as_bytes().to_vec());
+                }
+            }
+        }
+        out
     }
 
     #[test]
