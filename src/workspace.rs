@@ -33,7 +33,8 @@
 //! added); files over [`TEXT_DIFF_MAX_BYTES`] are summarised with line counts taken in linear
 //! time (common lines at both ends, then the rest counted without order); files over
 //! [`READ_MAX_BYTES`] are not read, only their size and a cheap comparison, and so are those
-//! past [`DIFF_READ_BUDGET`] read in all (sparse files cost a command nothing).
+//! past [`DIFF_READ_BUDGET`] read in all (sparse files cost a command nothing); past
+//! [`DIFF_TEXT_MAX_BYTES`] of text, the remaining files are counted and not shown.
 //!
 //! Ignored by the diff (build output and caches a check or the agent may create, never the
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
@@ -88,6 +89,13 @@ pub const READ_MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// harness's memory. Files that would take it past this are treated as those over
 /// [`READ_MAX_BYTES`].
 pub const DIFF_READ_BUDGET: u64 = 512 * 1024 * 1024;
+
+/// The most text the diff writes out: past it, the files still to come are counted (files and
+/// lines, as in the reports) but not shown, and one closing line says how many were left out. A
+/// diff is written to `diff.patch` and `run.json` and read back by `compare` and `merge`; without
+/// a bound, a few hundred files of a megabyte each that a command generates would put gigabytes
+/// in them (and in the harness's memory).
+pub const DIFF_TEXT_MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// The time one file's line diff may take before the rest of it is shown as removed and added.
 pub const FILE_DIFF_BUDGET: Duration = Duration::from_millis(250);
@@ -225,7 +233,12 @@ impl Workspace {
         let mut now = BTreeMap::new();
         let fixture = Some((&self.snapshot, budget));
         walk(&self.path, OsStr::new(""), &mut now, fixture)?;
-        Ok(diff_snapshots(&self.snapshot, &now, deadline))
+        Ok(diff_snapshots(
+            &self.snapshot,
+            &now,
+            deadline,
+            DIFF_TEXT_MAX_BYTES,
+        ))
     }
 }
 
@@ -588,12 +601,15 @@ fn diff_name(side: &str, path: &OsStr) -> String {
     out
 }
 
+/// The diff of `before` and `after`, its text bounded by `text_max` ([`DIFF_TEXT_MAX_BYTES`]).
 fn diff_snapshots(
     before: &BTreeMap<OsString, Entry>,
     after: &BTreeMap<OsString, Entry>,
     deadline: Instant,
+    text_max: usize,
 ) -> WorkspaceDiff {
     let mut diff = WorkspaceDiff::default();
+    let mut not_shown = 0u64;
     let mut paths: Vec<&OsString> = before.keys().chain(after.keys()).collect();
     paths.sort();
     paths.dedup();
@@ -606,6 +622,26 @@ fn diff_snapshots(
         diff.files_changed += 1;
         let old_mode = old.map(mode_of).unwrap_or_default();
         let new_mode = new.map(mode_of).unwrap_or_default();
+        if diff.unified.len() >= text_max {
+            // Counted as the shown ones are, without their text.
+            not_shown += 1;
+            if let (Some(old), Some(new)) = (old.map(entry_bytes), new.map(entry_bytes))
+                && !is_binary(old)
+                && !is_binary(new)
+            {
+                let (added, removed) = linear_line_counts(old, new);
+                diff.lines_added = diff.lines_added.saturating_add(saturating_u32(added));
+                diff.lines_removed = diff.lines_removed.saturating_add(saturating_u32(removed));
+            } else if let Some(bytes) = old.or(new).map(entry_bytes).filter(|b| !is_binary(b)) {
+                let lines = saturating_u32(bytes.split_inclusive(|b| *b == b'\n').count() as u64);
+                if old.is_some() {
+                    diff.lines_removed = diff.lines_removed.saturating_add(lines);
+                } else {
+                    diff.lines_added = diff.lines_added.saturating_add(lines);
+                }
+            }
+            continue;
+        }
         let (a_path, b_path) = (diff_name("a/", path), diff_name("b/", path));
         let out = &mut diff.unified;
         out.push_str(&format!("diff --git {a_path} {b_path}\n"));
@@ -699,6 +735,13 @@ fn diff_snapshots(
         for hunk in text_diff.unified_diff().context_radius(3).iter_hunks() {
             out.push_str(&hunk.to_string());
         }
+    }
+    if not_shown > 0 {
+        diff.unified.push_str(&format!(
+            "... {not_shown} more changed file(s) not shown: the diff reached {} (counted in \
+             the files and lines changed)\n",
+            size_text(text_max as u64)
+        ));
     }
     diff
 }
@@ -936,6 +979,45 @@ deleted file mode 100644
             std::fs::read_to_string(copy.path().join("edited.txt")).unwrap(),
             "one\n2\n"
         );
+    }
+
+    #[test]
+    fn past_its_text_bound_the_diff_counts_the_remaining_files_without_showing_them() {
+        let file = |text: &str| Entry::File {
+            bytes: text.as_bytes().to_vec(),
+            mode: 0o100644,
+        };
+        let mut before = BTreeMap::new();
+        let mut after = BTreeMap::new();
+        before.insert(OsString::from("a.txt"), file("one\ntwo\n"));
+        after.insert(OsString::from("a.txt"), file("one\n2\n"));
+        before.insert(OsString::from("b.txt"), file("gone\nwith\nit\n"));
+        after.insert(OsString::from("c.txt"), file("new\n"));
+        after.insert(OsString::from("d.txt"), file("x\ny\n"));
+        before.insert(OsString::from("e.txt"), file("p\nq\n"));
+        after.insert(OsString::from("e.txt"), file("p\nr\ns\n"));
+        let whole = diff_snapshots(&before, &after, far(), usize::MAX);
+        assert_eq!(whole.files_changed, 5);
+        let first = whole.unified.find("diff --git a/b.txt").unwrap();
+        // Bounded just past the first file's text: that file is shown, the other four counted.
+        let bounded = diff_snapshots(&before, &after, far(), first);
+        assert_eq!(
+            (
+                bounded.files_changed,
+                bounded.lines_added,
+                bounded.lines_removed
+            ),
+            (whole.files_changed, whole.lines_added, whole.lines_removed)
+        );
+        assert_eq!(
+            bounded.unified,
+            format!(
+                "{}... 4 more changed file(s) not shown: the diff reached {first} B (counted in \
+                 the files and lines changed)\n",
+                &whole.unified[..first]
+            )
+        );
+        assert_eq!((whole.lines_added, whole.lines_removed), (6, 5));
     }
 
     /// Every file's path under `root`, relative, as bytes.
