@@ -263,7 +263,7 @@ impl Shared {
         let headers = filter_headers(&request.headers, REQUEST_HEADERS);
         let new = self.request_value(
             &request.method,
-            request.path(),
+            &request.path(),
             &json!(headers),
             &request.body,
             true,
@@ -636,7 +636,7 @@ mod tests {
             cassette.interactions = vec![Interaction {
                 request: RecordedRequest {
                     method: request.method.clone(),
-                    path: request.path().to_owned(),
+                    path: request.path(),
                     headers: filter_headers(&request.headers, REQUEST_HEADERS),
                     body: request.body.clone(),
                 },

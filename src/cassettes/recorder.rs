@@ -199,7 +199,7 @@ impl Transport for Recorder {
         self.shared.scrub(&mut body);
         let recorded = RecordedRequest {
             method: request.method.clone(),
-            path: self.shared.scrub_str(request.path()),
+            path: self.shared.scrub_str(&request.path()),
             headers: filter_headers(&request.headers, REQUEST_HEADERS),
             body,
         };

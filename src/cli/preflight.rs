@@ -101,7 +101,10 @@ pub fn check_flags(
     if let Some(url) = &args.base_url {
         if let Err(why) = crate::runner::preflight::check_url(url) {
             problems.push(Problem::new(
-                format!("`--base-url {url}` is not an http(s) URL: {why}"),
+                format!(
+                    "`--base-url {}` is not an http(s) URL: {why}",
+                    crate::sandbox::secrets::masked_url(url)
+                ),
                 "give the scheme and the host, for example `--base-url http://127.0.0.1:8000/v1`",
             ));
         }

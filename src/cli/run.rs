@@ -159,8 +159,16 @@ async fn run_async(
     };
     let mut options =
         super::run_args::run_options(&args, models.clone(), mode, report_dir, sandbox);
+    // Credentials in a base URL (a gateway's `?key=`, `https://user:password@proxy`) are
+    // redacted like the sealed keys.
+    let url_secrets: Vec<String> = args
+        .base_url
+        .iter()
+        .chain(catalog.providers.iter().map(|p| &p.base_url))
+        .flat_map(|url| crate::sandbox::secrets::url_secrets(url))
+        .collect();
     options.catalog = Arc::new(catalog);
-    options.redactor = vault.redactor();
+    options.redactor = vault.redactor().with(url_secrets);
     options.key_env = Arc::new(move |k| vault.lookup(k));
     let ci = options.ci;
     let request = SuiteRequest {

@@ -14,6 +14,7 @@ use crate::runner::manifest::Manifest;
 use crate::runner::manifest::SuiteOptions;
 use crate::runner::problem::Problem;
 use crate::runner::resume::{Continuation, Continuing};
+use crate::sandbox::secrets;
 
 /// Arguments of `harness run`.
 #[derive(Debug, Args)]
@@ -230,7 +231,7 @@ pub fn suite_options(args: &RunArgs, models: &[ModelSelector], mode: CassetteMod
         task_globs: args.task_globs.clone(),
         tags: args.tags.clone(),
         thinking: args.thinking.as_ref().map(name),
-        base_url: args.base_url.clone(),
+        base_url: args.base_url.as_deref().map(secrets::masked_url),
         sandbox: args.sandbox.as_ref().map(name),
         max_cost: args.max_cost,
         tool_profiles: args.tool_profiles.clone(),
@@ -369,13 +370,24 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
     >| list(
         v
     ));
-    same!(
-        "base_url",
-        "--base-url",
-        args.base_url,
-        then.base_url.clone(),
-        opt
-    );
+    // The report keeps the base URL without its credentials (`masked_url`): one that had some
+    // must be given again, and is compared as the report keeps it.
+    let masked = |url: &Option<String>| url.as_deref().map(secrets::masked_url);
+    if given.has("base_url") {
+        if masked(&args.base_url) != then.base_url {
+            differs(
+                "--base-url",
+                opt(&masked(&args.base_url)),
+                opt(&then.base_url),
+            );
+        }
+    } else if !then
+        .base_url
+        .as_deref()
+        .is_some_and(|url| url.contains(secrets::REDACTED))
+    {
+        args.base_url = then.base_url.clone();
+    }
     let thinking = then.thinking.as_deref().and_then(parse);
     same!(
         "thinking",
@@ -399,6 +411,19 @@ pub fn adopt(args: &mut RunArgs, then: &SuiteOptions, given: &Given) -> Vec<Prob
         then.max_cost,
         |c: &Option<f64>| c.map_or("(none)".into(), |c| c.to_string())
     );
+    if !given.has("base_url")
+        && let Some(url) = then
+            .base_url
+            .as_deref()
+            .filter(|url| url.contains(secrets::REDACTED))
+    {
+        problems.push(Problem {
+            message: format!(
+                "the report was run with `--base-url {url}`, and does not keep its credentials"
+            ),
+            hint: "give `--base-url` again, with its credentials".to_owned(),
+        });
+    }
     problems
 }
 

@@ -141,10 +141,28 @@ pub fn post(
     }
     HttpRequest {
         method: "POST".into(),
-        url: format!("{}{path}", spec.base_url.trim_end_matches('/')),
+        url: join_url(&spec.base_url, path),
         headers,
         body,
     }
+}
+
+/// `base` with `path` appended to its path: a query the base URL carries (Azure's
+/// `?api-version=`, a gateway's `?key=`) goes after the path, after the path's own query.
+fn join_url(base: &str, path: &str) -> String {
+    let base = base.split_once('#').map_or(base, |(url, _)| url);
+    let (base, base_query) = base.split_once('?').unwrap_or((base, ""));
+    let (path, path_query) = path.split_once('?').unwrap_or((path, ""));
+    let query: Vec<&str> = [path_query, base_query]
+        .into_iter()
+        .filter(|q| !q.is_empty())
+        .collect();
+    let mut url = format!("{}{path}", base.trim_end_matches('/'));
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    url
 }
 
 /// The end of a stream read: [`ProviderError::StreamCut`] with `cut` when the stream ended
@@ -204,4 +222,39 @@ pub(crate) fn test_stream(events: &[sse::SseEvent]) -> sse::SseStream {
         Box::pin(futures::stream::iter(vec![Ok(sse::encode(events))])),
         Duration::from_secs(5),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_base_url_s_query_goes_after_the_path() {
+        let join = |base, path| join_url(base, path);
+        assert_eq!(
+            join("http://127.0.0.1:8000/v1/", "/chat/completions"),
+            "http://127.0.0.1:8000/v1/chat/completions"
+        );
+        assert_eq!(
+            join(
+                "https://x.openai.azure.com/openai/v1?api-version=2024-10-21",
+                "/responses"
+            ),
+            "https://x.openai.azure.com/openai/v1/responses?api-version=2024-10-21"
+        );
+        assert_eq!(
+            join(
+                "https://gw.example/v1beta?key=k1#frag",
+                "/models/m:streamGenerateContent?alt=sse"
+            ),
+            "https://gw.example/v1beta/models/m:streamGenerateContent?alt=sse&key=k1"
+        );
+        let request = HttpRequest {
+            method: "POST".into(),
+            url: join("http://u:p@h:1/v1?key=secret-in-query&v=2", "/messages"),
+            headers: vec![],
+            body: Value::Null,
+        };
+        assert_eq!(request.path(), "/v1/messages?key=[REDACTED]&v=2");
+    }
 }

@@ -25,13 +25,18 @@ pub struct HttpRequest {
 }
 
 impl HttpRequest {
-    /// The path and query of the URL (`/v1/messages`), what cassettes record and compare.
-    pub fn path(&self) -> &str {
+    /// The path and query of the URL (`/v1/messages`), what cassettes record and compare; a
+    /// query parameter that holds a credential (a gateway's `?key=`) reads `[REDACTED]`
+    /// ([`crate::sandbox::secrets::masked_url`]).
+    pub fn path(&self) -> String {
         let after_scheme = self
             .url
             .split_once("://")
             .map_or(self.url.as_str(), |(_, r)| r);
-        after_scheme.find('/').map_or("/", |i| &after_scheme[i..])
+        let path = after_scheme
+            .find(['/', '?'])
+            .map_or("/", |i| &after_scheme[i..]);
+        crate::sandbox::secrets::masked_url(path)
     }
 }
 

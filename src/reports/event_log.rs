@@ -14,14 +14,17 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::agent::AgentEvent;
 use crate::events::{Reporter, RunnerEvent};
+use crate::sandbox::secrets::Redactor;
 
 /// The file name in a report folder.
 pub const EVENTS_JSONL: &str = "events.jsonl";
 
-/// Writes every event to a JSON-lines file.
+/// Writes every event to a JSON-lines file, every secret its redactor knows replaced (a
+/// provider's error can quote its URL; a model can echo what it read).
 pub struct EventLog {
     path: PathBuf,
     out: Mutex<BufWriter<File>>,
+    redactor: Redactor,
 }
 
 impl EventLog {
@@ -33,6 +36,7 @@ impl EventLog {
         Ok(EventLog {
             path: path.to_path_buf(),
             out: Mutex::new(BufWriter::new(File::create(path)?)),
+            redactor: Redactor::default(),
         })
     }
 
@@ -52,7 +56,13 @@ impl EventLog {
         Ok(EventLog {
             path: path.to_path_buf(),
             out: Mutex::new(BufWriter::new(file)),
+            redactor: Redactor::default(),
         })
+    }
+
+    /// The log with `redactor` applied to every line.
+    pub fn redacting(self, redactor: Redactor) -> EventLog {
+        EventLog { redactor, ..self }
     }
 
     /// Where the log goes.
@@ -66,10 +76,14 @@ impl Reporter for EventLog {
         let at = chrono::Utc::now()
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
-        let mut line = Vec::with_capacity(256);
-        if serde_json::to_writer(&mut line, &Line { event, at: &at }).is_err() {
+        let Ok(line) = serde_json::to_string(&Line { event, at: &at }) else {
             return;
+        };
+        let mut line = match self.redactor.redact_json(&line) {
+            std::borrow::Cow::Borrowed(_) => line,
+            std::borrow::Cow::Owned(redacted) => redacted,
         }
+        .into_bytes();
         line.push(b'\n');
         let mut out = self.out.lock().expect("event log");
         // A full disk must not stop the run; the report says what it can.

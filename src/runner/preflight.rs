@@ -39,7 +39,7 @@ pub fn check_catalog(catalog: &Catalog, config: Option<&Path>) -> Vec<Problem> {
             problems.push(Problem::new(
                 format!(
                     "{place}: base_url `{}` is not an http(s) URL: {why}",
-                    entry.base_url
+                    crate::sandbox::secrets::masked_url(&entry.base_url)
                 ),
                 "give the scheme and the host, for example `base_url: http://127.0.0.1:8000/v1`",
             ));

@@ -300,7 +300,7 @@ impl Prepared {
         let mut reporters: Vec<Arc<dyn Reporter>> = vec![journal.clone(), progress];
         let events = report_dir.join(EVENTS_JSONL);
         match EventLog::open(&events, self.continuing.is_some()) {
-            Ok(log) => reporters.push(Arc::new(log)),
+            Ok(log) => reporters.push(Arc::new(log.redacting(self.options.redactor.clone()))),
             Err(e) => warnings.push(format!("failed to write {}: {e}", events.display())),
         }
         let (skipped, runnable): (Vec<PlannedRun>, Vec<PlannedRun>) = self

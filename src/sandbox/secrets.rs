@@ -471,11 +471,190 @@ impl Redactor {
             _ => Cow::Borrowed(text),
         }
     }
+
+    /// The JSON document `json` with every secret replaced in each of its strings (as it is when
+    /// it can hold none; unchanged when it is not JSON).
+    pub fn redact_json<'a>(&self, json: &'a str) -> Cow<'a, str> {
+        if self.is_absent_from_json(json) {
+            return Cow::Borrowed(json);
+        }
+        fn each(value: &mut serde_json::Value, redactor: &Redactor) {
+            match value {
+                serde_json::Value::String(s) => {
+                    if let Cow::Owned(redacted) = redactor.redact(s) {
+                        *s = redacted;
+                    }
+                }
+                serde_json::Value::Array(items) => items.iter_mut().for_each(|v| each(v, redactor)),
+                serde_json::Value::Object(fields) => {
+                    fields.values_mut().for_each(|v| each(v, redactor));
+                }
+                _ => {}
+            }
+        }
+        let Ok(mut value) = serde_json::from_str::<serde_json::Value>(json) else {
+            return Cow::Borrowed(json);
+        };
+        each(&mut value, self);
+        serde_json::to_string(&value).map_or(Cow::Borrowed(json), Cow::Owned)
+    }
+}
+
+/// The parts of `url` that are credentials: the user-info's password (or the whole user-info
+/// when it has none, as in `https://TOKEN@host`), and the value of every query parameter whose
+/// name looks like a secret's (`key`, `api_key`, `token`, `sig`, ...; see [`is_secret_name`]),
+/// each as written and percent-decoded. A base URL is where some proxies and gateways take
+/// their key; these are redacted from reports like the sealed keys.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let parts = UrlParts::of(url);
+    let mut out = Vec::new();
+    for raw in parts.secret_ranges.iter().map(|r| &url[r.clone()]) {
+        if raw.is_empty() {
+            continue;
+        }
+        let decoded = percent_decoded(raw);
+        if decoded != raw {
+            out.push(decoded);
+        }
+        out.push(raw.to_owned());
+    }
+    out
+}
+
+/// `url` as a report may show it: every part [`url_secrets`] finds replaced with [`REDACTED`],
+/// whatever its length.
+pub fn masked_url(url: &str) -> String {
+    let parts = UrlParts::of(url);
+    let mut out = String::with_capacity(url.len());
+    let mut at = 0;
+    for range in parts.secret_ranges {
+        out.push_str(&url[at..range.start]);
+        out.push_str(REDACTED);
+        at = range.end;
+    }
+    out.push_str(&url[at..]);
+    out
+}
+
+/// Where the credentials of a URL are, as byte ranges of it, in order.
+struct UrlParts {
+    secret_ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl UrlParts {
+    fn of(url: &str) -> UrlParts {
+        let mut secret_ranges = Vec::new();
+        let start = url.find("://").map_or(0, |i| i + 3);
+        let authority_end = url[start..]
+            .find(['/', '?', '#'])
+            .map_or(url.len(), |i| start + i);
+        if let Some(at) = url[start..authority_end].rfind('@') {
+            let userinfo = start..start + at;
+            match url[userinfo.clone()].find(':') {
+                Some(colon) => secret_ranges.push(userinfo.start + colon + 1..userinfo.end),
+                None => secret_ranges.push(userinfo),
+            }
+        }
+        if let Some(q) = url[authority_end..].find('?') {
+            let query_start = authority_end + q + 1;
+            let query_end = url[query_start..]
+                .find('#')
+                .map_or(url.len(), |i| query_start + i);
+            let mut pair_start = query_start;
+            for pair in url[query_start..query_end].split('&') {
+                if let Some(eq) = pair.find('=') {
+                    let name = percent_decoded(&pair[..eq]);
+                    if is_secret_name(&name) || SECRET_QUERY_NAMES.contains(&name.as_str()) {
+                        secret_ranges.push(pair_start + eq + 1..pair_start + pair.len());
+                    }
+                }
+                pair_start += pair.len() + 1;
+            }
+        }
+        UrlParts { secret_ranges }
+    }
+}
+
+/// Query parameter names that hold a credential though [`is_secret_name`] does not say so:
+/// signed URLs' signatures (`sig`, Azure's shared access signatures; `signature`), and
+/// `code`/`pwd`/`password` spelled short.
+const SECRET_QUERY_NAMES: [&str; 5] = ["sig", "signature", "code", "pwd", "sas"];
+
+/// `text` with its `%XX` escapes decoded (bytes that are not UTF-8 replaced).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_url_s_credentials_are_found_and_masked() {
+        let url = "https://alice:hunter2%21pw@gw.example.com:8443/v1?api-version=2024-02-01\
+                   &key=AIzaSyA-0123456789&sig=abc%2Fdef#frag";
+        assert_eq!(
+            url_secrets(url),
+            [
+                "hunter2!pw",
+                "hunter2%21pw",
+                "AIzaSyA-0123456789",
+                "abc/def",
+                "abc%2Fdef"
+            ]
+        );
+        assert_eq!(
+            masked_url(url),
+            "https://alice:[REDACTED]@gw.example.com:8443/v1?api-version=2024-02-01\
+             &key=[REDACTED]&sig=[REDACTED]#frag"
+        );
+        // A token given as the user name; an at-sign in the path is not user-info.
+        assert_eq!(
+            masked_url("http://sk-live-token@127.0.0.1:1/v1/@x?token=t"),
+            "http://[REDACTED]@127.0.0.1:1/v1/@x?token=[REDACTED]"
+        );
+        for plain in [
+            "http://127.0.0.1:8000/v1",
+            "https://api.openai.com/v1?api-version=1",
+            "http://[::1]:8080/v1",
+            "not a url",
+        ] {
+            assert_eq!(masked_url(plain), plain);
+            assert!(url_secrets(plain).is_empty(), "{plain}");
+        }
+    }
+
+    #[test]
+    fn json_is_redacted_string_by_string() {
+        let r = Redactor::new(["key=\"quoted\"value", "plain-secret-1"]);
+        let json = r#"{"a":"x key=\"quoted\"value y","b":["plain-secret-1"],"n":1}"#;
+        assert_eq!(
+            r.redact_json(json),
+            r#"{"a":"x [REDACTED] y","b":["[REDACTED]"],"n":1}"#
+        );
+        assert!(matches!(
+            Redactor::new(["plain-secret-1"]).redact_json(r#"{"a":"nothing"}"#),
+            Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn secret_names() {

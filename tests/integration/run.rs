@@ -521,3 +521,182 @@ async fn the_provider_key_reaches_the_provider_but_not_commands_or_cassettes() {
     assert!(!cassette.contains(&key));
     assert!(!cassette.to_lowercase().contains("x-api-key"));
 }
+
+/// Every file under `dir` (recursively) that holds one of `needles`: (path, needle).
+fn files_holding(dir: &Path, needles: &[&str]) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&at) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                let text = String::from_utf8_lossy(&bytes);
+                for needle in needles {
+                    if text.contains(needle) {
+                        found.push((path.clone(), (*needle).to_owned()));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A server that answers every request `404` with a body that quotes its request line, as
+/// some gateways do: the provider's error then holds the request's URL.
+async fn echoing_404_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 8192];
+                while !String::from_utf8_lossy(&got).contains("\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&got);
+                let line = text.lines().next().unwrap_or_default().to_owned();
+                let body = format!("{{\"error\":{{\"message\":\"no route for {line}\"}}}}");
+                let reply = format!(
+                    "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = conn.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// Credentials in `--base-url` (a password in its user-info, a `?key=` a gateway takes): the
+/// requests carry them, to the path the API needs; no report file, log or cassette holds them,
+/// not even where a provider's error quotes the URL; the report keeps the URL masked, and a
+/// `--resume` asks for it again rather than run with the mask.
+#[tokio::test]
+async fn credentials_in_the_base_url_reach_the_provider_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    testkit::write_trivial_task(&root.join("tasks")).unwrap();
+    let password = "pw-in-the-url-0123";
+    let key = "key-in-the-query-4567";
+    let script = testkit::parse_script("turns:\n  - text: done\n", "done.yaml").unwrap();
+    let server = testkit::start(script, ApiKind::OpenaiCompletions).await;
+    let with_credentials = |base: &str| {
+        format!(
+            "{}?api-version=1&key={key}",
+            base.replacen("http://", &format!("http://alice:{password}@"), 1)
+        )
+    };
+    let harness = |args: Vec<String>| {
+        let root = root.clone();
+        tokio::task::spawn_blocking(move || {
+            let out = Command::new(env!("CARGO_BIN_EXE_harness"))
+                .args(&args)
+                .current_dir(&root)
+                .env("OPENAI_API_KEY", "sk-test-not-a-real-key-000")
+                .env_remove("CI")
+                .env_remove("GITHUB_STEP_SUMMARY")
+                .output()
+                .unwrap();
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr),
+            )
+        })
+    };
+    let run = |reports: &str, base_url: String| {
+        [
+            "run",
+            "tasks",
+            "--record",
+            "--model",
+            "openai/scripted-gpt",
+            "--reports",
+            reports,
+            "--base-url",
+            &base_url,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+
+    let base_url = with_credentials(&server.base_url());
+    let (code, out) = harness(run("ok", base_url.clone())).await.unwrap();
+    assert_eq!(code, 0, "{out}");
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].path,
+        format!("/v1/chat/completions?api-version=1&key={key}")
+    );
+    assert!(
+        requests[0]
+            .header("authorization")
+            .is_some_and(|h| h.starts_with("Basic ")),
+        "{:?}",
+        requests[0].headers
+    );
+
+    // A gateway that quotes the URL in its error.
+    let echo = echoing_404_server().await;
+    let (code, out) = harness(run("failed", with_credentials(&format!("{echo}/v1"))))
+        .await
+        .unwrap();
+    assert_ne!(code, 0, "{out}");
+    let events = std::fs::read_dir(root.join("failed"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("events.jsonl");
+    let events = std::fs::read_to_string(events).unwrap();
+    assert!(
+        events.contains("no route for POST /v1/chat/completions?api-version=1&key=[REDACTED]"),
+        "{events}"
+    );
+
+    assert_eq!(files_holding(&root, &[password, key]), vec![], "{out}");
+    let report = std::fs::read_dir(root.join("ok"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let manifest = std::fs::read_to_string(report.join("report.json")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "http://alice:[REDACTED]@{}/v1?api-version=1&key=[REDACTED]",
+            server.addr()
+        )),
+        "{manifest}"
+    );
+
+    // A resume needs the URL again, and takes it when it matches.
+    let report = report.to_string_lossy().into_owned();
+    let (code, out) = harness(["run", "--resume", &report].map(str::to_owned).to_vec())
+        .await
+        .unwrap();
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("does not keep its credentials"), "{out}");
+    let (code, out) = harness(
+        ["run", "--resume", &report, "--base-url", &base_url]
+            .map(str::to_owned)
+            .to_vec(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(files_holding(&root, &[password, key]), vec![], "{out}");
+}

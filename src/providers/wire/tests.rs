@@ -338,7 +338,7 @@ async fn a_built_request_reads_back_to_its_conversation_in_every_format() {
             }
         }
         assert_eq!(parsed.context(api, "p", "m"), expected, "{api:?}");
-        let model = match api.wire().model_in_path(request.path()) {
+        let model = match api.wire().model_in_path(&request.path()) {
             Some((model, template)) => {
                 assert!(template.contains("{model}"), "{template}");
                 model
