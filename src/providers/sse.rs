@@ -27,6 +27,13 @@ pub const FINISH_MAX_BYTES: usize = 1024 * 1024;
 /// event stream (a file, a line that never ends) takes of the harness's memory.
 pub const MAX_EVENT_BYTES: usize = 64 << 20;
 
+/// The most bytes one reply's stream may send in all. The longest replies models give (their
+/// whole output budget, thinking included, one small event per token) take tens of megabytes;
+/// a server that never ends its stream (every event small, so [`MAX_EVENT_BYTES`] never trips)
+/// would otherwise fill the harness's memory with the reply it accumulates, and the cassette's
+/// recording with it, until the run's wall-time limit.
+pub const MAX_STREAM_BYTES: usize = 256 << 20;
+
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SseEvent {
@@ -213,6 +220,9 @@ pub struct SseStream {
     ended: bool,
     /// The body broke or stalled: nothing more will be read from it.
     failed: bool,
+    /// The bytes read so far, and the most that may be ([`MAX_STREAM_BYTES`]).
+    read: usize,
+    max_bytes: usize,
 }
 
 impl SseStream {
@@ -225,6 +235,8 @@ impl SseStream {
             idle_timeout,
             ended: false,
             failed: false,
+            read: 0,
+            max_bytes: MAX_STREAM_BYTES,
         }
     }
 
@@ -296,6 +308,17 @@ impl SseStream {
                     return Err(body_error(e));
                 }
                 Ok(Some(Ok(chunk))) => {
+                    self.read = self.read.saturating_add(chunk.len());
+                    if self.read > self.max_bytes {
+                        self.failed = true;
+                        return Err(ProviderError::Protocol {
+                            message: format!(
+                                "the reply's stream passed {} MiB without ending: no model's \
+                                 reply is that long (a server that never ends its stream?)",
+                                self.max_bytes >> 20
+                            ),
+                        });
+                    }
                     self.pending.extend(self.parser.feed(&chunk));
                     if self.parser.buffered() > MAX_EVENT_BYTES {
                         self.failed = true;
@@ -556,6 +579,38 @@ mod tests {
             not_an_event_stream(&with("text/html")).as_deref(),
             Some("text/html")
         );
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_never_ends_stops_at_its_bound_in_all() {
+        // Small events without end: no one passes the per-event bound.
+        let event = Bytes::from(format!("data: {}\n\n", "y".repeat(1000)));
+        let endless: BodyStream = Box::pin(futures::stream::repeat_with(move || Ok(event.clone())));
+        let s = SseStream::new(endless, Duration::from_secs(5));
+        assert_eq!(s.max_bytes, MAX_STREAM_BYTES);
+        let mut s = SseStream {
+            max_bytes: 100_000,
+            ..s
+        };
+        let mut events = 0;
+        let read = async {
+            loop {
+                match s.next_event().await {
+                    Ok(Some(_)) => events += 1,
+                    Ok(None) => panic!("the body never ends"),
+                    Err(e) => break e,
+                }
+            }
+        };
+        let err = tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("the stream stops at its bound");
+        assert_eq!(events, 99, "every event up to the bound");
+        assert!(
+            matches!(&err, ProviderError::Protocol { message } if message.contains("without ending")),
+            "{err:?}"
+        );
+        assert!(s.next_event().await.is_err(), "nothing is read after it");
     }
 
     #[tokio::test]
