@@ -155,8 +155,20 @@ async fn run_async(
     };
     let report_dir = match &continuing {
         Some(c) => c.dir.clone(),
-        None => fresh_report_dir(&args.reports),
+        None => match fresh_report_dir(&args.reports) {
+            Ok(dir) => dir,
+            Err(e) => {
+                return failed(
+                    printer,
+                    SuiteError::Failed(format!(
+                        "failed to create a report folder in {}: {e}",
+                        args.reports.display()
+                    )),
+                );
+            }
+        },
     };
+    let fresh = continuing.is_none().then(|| report_dir.clone());
     let mut options =
         super::run_args::run_options(&args, models.clone(), mode, report_dir, sandbox);
     // Credentials in a base URL (a gateway's `?key=`, `https://user:password@proxy`) are
@@ -186,7 +198,13 @@ async fn run_async(
     };
     let prepared = match suite::prepare(request) {
         Ok(prepared) => prepared,
-        Err(e) => return failed(printer, e),
+        Err(e) => {
+            // Nothing was run: the folder made for it goes (only if still empty).
+            if let Some(dir) = &fresh {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return failed(printer, e);
+        }
     };
     for line in prepared.skipped_journal_lines() {
         printer.warn(&line);
@@ -241,14 +259,54 @@ fn internal(printer: &Printer, message: &str) -> ExitCode {
     ExitCode::from(exit::INTERNAL)
 }
 
-/// `<reports>/<UTC timestamp>`, with a suffix if two runs start in the same millisecond.
-fn fresh_report_dir(reports: &std::path::Path) -> PathBuf {
+/// A new report folder under `reports`, named by the time (`20261205-001942-788`, then `-2`,
+/// `-3`, ... when taken), made here: two harnesses started in the same millisecond (shards
+/// started together) each get a folder of their own.
+fn fresh_report_dir(reports: &std::path::Path) -> std::io::Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S-%3f").to_string();
-    let mut dir = reports.join(&stamp);
+    fresh_dir_named(reports, &stamp)
+}
+
+/// `reports/stamp`, or the first of `reports/stamp-2`, `-3`, ... not taken, created.
+fn fresh_dir_named(reports: &std::path::Path, stamp: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(reports)?;
+    let mut dir = reports.join(stamp);
     let mut n = 2;
-    while dir.exists() {
-        dir = reports.join(format!("{stamp}-{n}"));
-        n += 1;
+    loop {
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                dir = reports.join(format!("{stamp}-{n}"));
+                n += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fresh_dir_named;
+
+    #[test]
+    fn harnesses_started_in_the_same_millisecond_get_folders_of_their_own() {
+        let reports = tempfile::tempdir().unwrap();
+        let stamp = "20261205-005209-448";
+        let made: Vec<_> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| fresh_dir_named(reports.path(), stamp).unwrap()))
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        let mut names: Vec<String> = made
+            .iter()
+            .map(|d| d.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut expected = vec![stamp.to_owned()];
+        expected.extend((2..=8).map(|n| format!("{stamp}-{n}")));
+        expected.sort();
+        assert_eq!(names, expected);
+        assert!(made.iter().all(|d| d.is_dir()));
+    }
 }
