@@ -56,6 +56,9 @@ impl YamlError {
 /// `serde_yaml_ng::from_str`, with nesting deeper than [`MAX_DEPTH`] refused first, in linear
 /// time, and named as such however it is written.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    // A byte-order mark opens the files some Windows editors save; YAML allows it there, and
+    // the parser would take it for the start of a second document.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     check_depth(text)?;
     serde_yaml_ng::from_str(text).map_err(|e| {
         match e.location() {
@@ -552,6 +555,15 @@ mod tests {
 
     fn serde_accepts(text: &str) -> bool {
         serde_yaml_ng::from_str::<serde_yaml_ng::Value>(text).is_ok()
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_lines_read_as_without() {
+        let plain = "id: t\nprompt: |\n  Do it.\n  Twice.\n";
+        let windows = format!("\u{feff}{}", plain.replace('\n', "\r\n"));
+        let read = |text: &str| from_str::<serde_yaml_ng::Value>(text).unwrap();
+        assert_eq!(read(&windows), read(plain));
+        assert_eq!(read(&format!("\u{feff}{plain}")), read(plain));
     }
 
     #[test]
