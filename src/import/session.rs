@@ -640,19 +640,21 @@ struct LimitsYaml {
 }
 
 /// The task id of a recorded run: `prefix`, a dash and `key` (an id's first part) in lower-case
-/// letters and digits, or the file's name when that leaves nothing.
+/// letters and digits, or the file's name when that leaves nothing; at most the 100 characters
+/// a task id may have.
 pub(crate) fn task_id(prefix: &str, key: &str, file: &Path) -> String {
     let key: String = key
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .collect::<String>()
         .to_ascii_lowercase();
-    if key.is_empty() {
+    let id = if key.is_empty() {
         let stem = file.file_stem().unwrap_or_default().to_string_lossy();
         format!("{prefix}-{}", crate::cassettes::sanitize_component(&stem))
     } else {
         format!("{prefix}-{key}")
-    }
+    };
+    id.chars().take(100).collect()
 }
 
 /// The files of the repository at `commit`, by path.

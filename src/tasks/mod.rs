@@ -976,7 +976,8 @@ fn schema_message(err: &SchemaError<'_>, root: &Value, field: &str) -> String {
             short_json(&err.instance)
         ),
         K::Pattern { pattern } if field == "id" => format!(
-            "{} is not a valid id: use lowercase letters, digits, '-' and '_' (pattern {pattern})",
+            "{} is not a valid id: use at most 100 lowercase letters, digits, '-' and '_' (pattern \
+             {pattern})",
             short_json(&err.instance)
         ),
         _ => err.to_string(),

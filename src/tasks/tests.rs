@@ -353,6 +353,33 @@ fn a_copied_task_is_the_duplicate_wherever_it_sorts() {
 }
 
 #[test]
+fn an_id_longer_than_a_run_folder_can_hold_is_refused_before_the_run() {
+    // A run's folder is `<task>--<provider>--<model>--e<epoch>`: a 240-character id made it
+    // longer than a file name may be, and the run and its report failed.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let longest = "t".repeat(100);
+    let over = "t".repeat(101);
+    for id in [&longest, &over] {
+        task_dir(
+            root,
+            &format!("len-{}", id.len()),
+            &format!("id: {id}\nprompt: p\nchecks: [{{run: 'true'}}]\n"),
+        );
+    }
+    let (tasks, problems) = load_suite_lenient(root);
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(tasks[0].id, longest);
+    let shown = messages(&problems);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].contains("len-101/task.yaml: id:")
+            && shown[0].contains("is not a valid id: use at most 100 lowercase letters"),
+        "{shown:?}"
+    );
+}
+
+#[test]
 fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
     let validator = schema::Validator::new(schema).unwrap();
