@@ -347,18 +347,42 @@ impl RunRecord {
 /// `runs/<task>--<provider>--<model>--e<epoch>` for the default edit strategy, with the
 /// strategy before the epoch for any other (`runs/t--p--m--exact--e1`), so the arms of one
 /// report never share a folder; every character outside `[A-Za-z0-9._-]` replaced by `_`
-/// (model ids such as `org/model:tag`, strategies such as `chain:a,b` stay one folder).
+/// (model ids such as `org/model:tag`, strategies such as `chain:a,b` stay one folder), and a
+/// name longer than [`MAX_RUN_DIR_NAME`] shortened with a hash ([`fitted`]).
 pub fn run_dir_for(task: &str, provider: &str, model: &str, strategy: &str, epoch: u32) -> String {
     if strategy == DEFAULT_EDIT_STRATEGY {
         return run_dir(task, provider, model, epoch);
     }
-    format!(
-        "runs/{}--{}--{}--{}--e{epoch}",
-        clean_component(task),
-        clean_component(provider),
-        clean_component(model),
-        clean_component(strategy)
+    fitted(
+        format!(
+            "{}--{}--{}--{}",
+            clean_component(task),
+            clean_component(provider),
+            clean_component(model),
+            clean_component(strategy)
+        ),
+        epoch,
     )
+}
+
+/// The longest name a run folder gets: file systems take names of up to 255 bytes, and a long
+/// model id (a Bedrock ARN, say) with a long task id would pass that.
+const MAX_RUN_DIR_NAME: usize = 200;
+
+/// `runs/<arm>--e<epoch>`; an `arm` too long for [`MAX_RUN_DIR_NAME`] keeps its start and
+/// ends in the first 16 hex digits of its SHA-256, so that different arms still get different
+/// folders (the same ones in every harness version).
+fn fitted(arm: String, epoch: u32) -> String {
+    let tail = format!("--e{epoch}");
+    if arm.len() + tail.len() <= MAX_RUN_DIR_NAME {
+        return format!("runs/{arm}{tail}");
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(arm.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    // `arm` is ASCII (`clean_component`): any byte is a boundary.
+    let head = &arm[..MAX_RUN_DIR_NAME - tail.len() - hex.len() - 1];
+    format!("runs/{head}-{hex}{tail}")
 }
 
 fn clean_component(s: &str) -> String {
@@ -377,10 +401,54 @@ fn clean_component(s: &str) -> String {
 /// strategy; see [`run_dir_for`]), every character outside `[A-Za-z0-9._-]` replaced by `_`
 /// (model ids such as `org/model:tag` stay one folder).
 pub fn run_dir(task: &str, provider: &str, model: &str, epoch: u32) -> String {
-    format!(
-        "runs/{}--{}--{}--e{epoch}",
-        clean_component(task),
-        clean_component(provider),
-        clean_component(model)
+    fitted(
+        format!(
+            "{}--{}--{}",
+            clean_component(task),
+            clean_component(provider),
+            clean_component(model)
+        ),
+        epoch,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_folder_s_name_fits_a_file_name_and_stays_apart_from_its_neighbours() {
+        assert_eq!(
+            run_dir("py-median", "openai", "org/model:tag", 2),
+            "runs/py-median--openai--org_model_tag--e2"
+        );
+        assert_eq!(
+            run_dir_for("t", "p", "m", "chain:a,b", 1),
+            "runs/t--p--m--chain_a_b--e1"
+        );
+        // A 100-character task id and a Bedrock-style model id: past 255 bytes unshortened.
+        let task = "t".repeat(100);
+        let model = format!(
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/{}",
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        );
+        let names: Vec<String> = [(1, "pi"), (2, "pi"), (1, "exact")]
+            .iter()
+            .map(|(epoch, strategy)| run_dir_for(&task, "bedrock", &model, strategy, *epoch))
+            .collect();
+        let other_model = run_dir_for(&task, "bedrock", &format!("{model}x"), "pi", 1);
+        for name in names.iter().chain([&other_model]) {
+            let folder = name.strip_prefix("runs/").unwrap();
+            assert_eq!(folder.len(), MAX_RUN_DIR_NAME, "{folder}");
+            assert!(
+                folder.starts_with(&format!("{task}--bedrock--arn_aws")),
+                "{folder}"
+            );
+        }
+        assert!(names[0].ends_with("--e1") && names[1].ends_with("--e2"));
+        assert_ne!(names[0], names[2]);
+        assert_ne!(names[0], other_model);
+        // The same arm, the same folder.
+        assert_eq!(names[0], run_dir(&task, "bedrock", &model, 1));
+    }
 }
