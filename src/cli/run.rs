@@ -9,6 +9,7 @@ use crate::cassettes::{self, CassetteMode};
 use crate::providers::catalog::Catalog;
 use crate::providers::config::HarnessConfig;
 use crate::runner::CancellationToken;
+use crate::runner::resume::Continuing;
 use crate::runner::suite::{self, FinishOptions, SuiteError, SuiteRequest};
 use crate::sandbox::Sandbox;
 use crate::sandbox::secrets::Vault;
@@ -45,8 +46,14 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
 
 /// `harness run`; `vault` holds the keys sealed away at start, `given` names the flags given
 /// on the command line (`--resume` takes the report's for the others).
-pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
+pub fn run(mut args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
     let printer = Printer::from_env(args.quiet);
+    // `--resume DIR` / `--rerun-errors DIR`: that folder's options, unless given; first, since
+    // the sandbox is made for the tier they name.
+    let continuing = match continuing(&mut args, &given) {
+        Ok(continuing) => continuing,
+        Err(problems) => return printer.problems(&problems),
+    };
     let jobs = args
         .jobs
         .unwrap_or_else(crate::runner::options::default_jobs);
@@ -63,7 +70,15 @@ pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
     let stop = CancellationToken::new();
     let code = runtime.block_on(async {
         super::signals::watch_signals(stop.clone(), sandbox.clone());
-        run_async(args, given, vault, sandbox.clone(), stop.clone(), &printer).await
+        run_async(
+            args,
+            continuing,
+            vault,
+            sandbox.clone(),
+            stop.clone(),
+            &printer,
+        )
+        .await
     });
     // Whatever a command of this invocation left running ends with the harness.
     sandbox.kill_all();
@@ -75,8 +90,8 @@ pub fn run(args: RunArgs, given: Given, vault: Arc<Vault>) -> ExitCode {
 }
 
 async fn run_async(
-    mut args: RunArgs,
-    given: Given,
+    args: RunArgs,
+    continuing: Option<Continuing>,
     vault: Arc<Vault>,
     sandbox: Sandbox,
     stop: CancellationToken,
@@ -93,11 +108,6 @@ async fn run_async(
             path.display()
         ));
     }
-    // `--resume DIR` / `--rerun-errors DIR`: that folder's options, unless given.
-    let continuing = match continuing(&mut args, &given) {
-        Ok(continuing) => continuing,
-        Err(problems) => return printer.problems(&problems),
-    };
     let flag = if args.record {
         Some(CassetteMode::Record)
     } else {
@@ -153,6 +163,7 @@ async fn run_async(
             );
         }
     };
+    let reports_existed = args.reports.exists();
     let report_dir = match &continuing {
         Some(c) => c.dir.clone(),
         None => match fresh_report_dir(&args.reports) {
@@ -168,7 +179,15 @@ async fn run_async(
             }
         },
     };
-    let fresh = continuing.is_none().then(|| report_dir.clone());
+    // A fresh folder (and `--reports` itself, when it was made for it) goes again if the suite
+    // is refused: nothing ran.
+    let fresh = continuing.is_none().then(|| {
+        let mut made = vec![report_dir.clone()];
+        if !reports_existed {
+            made.push(args.reports.clone());
+        }
+        made
+    });
     let mut options =
         super::run_args::run_options(&args, models.clone(), mode, report_dir, sandbox);
     // Credentials in a base URL (a gateway's `?key=`, `https://user:password@proxy`) are
@@ -200,7 +219,7 @@ async fn run_async(
         Ok(prepared) => prepared,
         Err(e) => {
             // Nothing was run: the folder made for it goes (only if still empty).
-            if let Some(dir) = &fresh {
+            for dir in fresh.iter().flatten() {
                 let _ = std::fs::remove_dir(dir);
             }
             return failed(printer, e);

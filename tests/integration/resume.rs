@@ -745,3 +745,43 @@ fn shards_of_other_suites_are_refused_by_name() {
     );
     assert!(!project.root().join("merged").exists());
 }
+
+/// `--resume` runs the rest under the report's `--sandbox` tier: its sandbox was made before
+/// the report's options were read, so a report run under `none` was resumed under the default
+/// `isolated`, and a task whose check passes only outside it failed in every resumed run.
+#[test]
+fn resume_runs_the_rest_under_the_report_s_sandbox_tier() {
+    let project = Project::new(&[], 0);
+    let task = project.root().join("tasks/outside");
+    std::fs::create_dir_all(task.join("repo")).unwrap();
+    std::fs::write(task.join("repo/a.txt"), "a\n").unwrap();
+    // Under `isolated` PID 1 is the run's supervisor, the harness binary; each run takes a
+    // second, so that the signal comes mid-suite.
+    std::fs::write(
+        task.join("task.yaml"),
+        "id: outside\nprompt: p\nchecks:\n  - name: not isolated\n    \
+         run: 'sleep 1; test \"$(cat /proc/1/comm)\" != harness'\n",
+    )
+    .unwrap();
+    let args = [
+        "run",
+        "tasks",
+        "--model",
+        "oracle/none",
+        "--sandbox",
+        "none",
+        "--epochs",
+        "4",
+        "--jobs",
+        "1",
+    ];
+    let (code, stderr) = project.run_and_signal(&args, 1, Signal::SIGINT, None);
+    assert_eq!(code, Some(130), "{stderr}");
+    let dir = project.report("reports");
+    let (code, stdout, stderr) = project.run(&["run", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let runs = read(&dir.join("runs.csv"));
+    let rows: Vec<&str> = runs.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{runs}");
+    assert!(rows.iter().all(|r| r.contains(",passed,")), "{runs}");
+}
