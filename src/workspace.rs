@@ -140,6 +140,14 @@ enum Entry {
         same: bool,
         past_budget: Option<u64>,
     },
+    /// A fixture's file over [`READ_MAX_BYTES`], or past [`DIFF_READ_BUDGET`] read in all: not
+    /// held (a data set in a fixture would sit in memory for every run), compared at `source`,
+    /// the fixture's own file, when a workspace file of the same path is.
+    Large {
+        len: u64,
+        mode: u32,
+        source: PathBuf,
+    },
 }
 
 /// What the agent changed, as a unified diff and its counts.
@@ -252,8 +260,11 @@ impl Workspace {
     /// [`Workspace::diff`], reading at most `budget` bytes of the workspace.
     fn diff_reading_at_most(&self, deadline: Instant, budget: u64) -> io::Result<WorkspaceDiff> {
         let mut now = BTreeMap::new();
-        let fixture = Some((&*self.snapshot, budget));
-        walk(&self.path, OsStr::new(""), &mut now, fixture)?;
+        let side = Side::Workspace {
+            snapshot: &self.snapshot,
+            budget,
+        };
+        walk(&self.path, OsStr::new(""), &mut now, side)?;
         Ok(diff_snapshots(
             &self.snapshot,
             &now,
@@ -382,12 +393,33 @@ fn ignored(name: &str) -> bool {
     IGNORED_DIRS.contains(&name)
 }
 
-/// Every file and symlink under `root`, by `/`-separated relative path (the file system's bytes,
-/// which sort as git sorts paths), ignored folders skipped.
-fn snapshot(root: &Path) -> io::Result<Snapshot> {
+/// Every file and symlink under `root`, the fresh copy of fixture `repo`, by `/`-separated
+/// relative path (the file system's bytes, which sort as git sorts paths), ignored folders
+/// skipped; files over [`READ_MAX_BYTES`] or past [`DIFF_READ_BUDGET`] as [`Entry::Large`].
+fn snapshot(root: &Path, repo: &Path) -> io::Result<Snapshot> {
+    snapshot_reading_at_most(root, repo, DIFF_READ_BUDGET)
+}
+
+/// [`snapshot`], reading at most `budget` bytes.
+fn snapshot_reading_at_most(root: &Path, repo: &Path, budget: u64) -> io::Result<Snapshot> {
     let mut out = BTreeMap::new();
-    walk(root, OsStr::new(""), &mut out, None)?;
+    walk(
+        root,
+        OsStr::new(""),
+        &mut out,
+        Side::Fixture { repo, budget },
+    )?;
     Ok(out)
+}
+
+/// Which side of the diff a walk reads.
+#[derive(Clone, Copy)]
+enum Side<'a> {
+    /// The fixture's fresh copy, of fixture `repo`, reading at most `budget` bytes.
+    Fixture { repo: &'a Path, budget: u64 },
+    /// The workspace after the run, compared with the fixture's `snapshot`, reading at most
+    /// `budget` bytes.
+    Workspace { snapshot: &'a Snapshot, budget: u64 },
 }
 
 /// The snapshot of fixture `repo` (whose copy saw `seen`), taken of its fresh copy `copy` unless
@@ -410,7 +442,7 @@ fn shared_snapshot(repo: &Path, seen: u64, copy: &Path) -> io::Result<Arc<Snapsh
     if let Some(shared) = held.upgrade() {
         return Ok(shared);
     }
-    let taken = Arc::new(snapshot(copy)?);
+    let taken = Arc::new(snapshot(copy, repo)?);
     *held = Arc::downgrade(&taken);
     Ok(taken)
 }
@@ -421,15 +453,10 @@ fn shared_snapshot(repo: &Path, seen: u64, copy: &Path) -> io::Result<Arc<Snapsh
 /// are kept in a list, not on the stack: a command may nest folders thousands deep (a walk by
 /// recursion overflowed the thread's stack, which aborts the harness); a path the kernel
 /// refuses as too long ends the walk with an error that names where.
-fn walk(
-    dir: &Path,
-    prefix: &OsStr,
-    out: &mut BTreeMap<OsString, Entry>,
-    fixture: Option<(&BTreeMap<OsString, Entry>, u64)>,
-) -> io::Result<()> {
-    let (fixture, whole_budget) = match fixture {
-        Some((snapshot, budget)) => (Some(snapshot), budget),
-        None => (None, u64::MAX),
+fn walk(dir: &Path, prefix: &OsStr, out: &mut Snapshot, side: Side<'_>) -> io::Result<()> {
+    let (fixture, repo, whole_budget) = match side {
+        Side::Workspace { snapshot, budget } => (Some(snapshot), None, budget),
+        Side::Fixture { repo, budget } => (None, Some(repo), budget),
     };
     let mut budget = whole_budget;
     let mut pending = vec![(dir.to_path_buf(), prefix.to_owned())];
@@ -470,10 +497,31 @@ fn walk(
                     0o100644
                 };
                 let past_budget = meta.len() > budget;
-                if fixture.is_some() && (meta.len() > READ_MAX_BYTES || past_budget) {
-                    let same = match fixture.and_then(|f| f.get(&rel)) {
+                if let Some(repo) = repo
+                    && (meta.len() > READ_MAX_BYTES || past_budget)
+                {
+                    let source = repo.join(&rel);
+                    out.insert(
+                        rel,
+                        Entry::Large {
+                            len: meta.len(),
+                            mode,
+                            source,
+                        },
+                    );
+                    continue;
+                }
+                let was = fixture.and_then(|f| f.get(&rel));
+                // A fixture file the snapshot does not hold is compared where it is, unread.
+                let large_before = matches!(was, Some(Entry::Large { .. }));
+                if fixture.is_some() && (meta.len() > READ_MAX_BYTES || past_budget || large_before)
+                {
+                    let same = match was {
                         Some(Entry::File { bytes, .. }) if bytes.len() as u64 == meta.len() => {
                             same_bytes(&entry.path(), bytes).map_err(at)?
+                        }
+                        Some(Entry::Large { len, source, .. }) if *len == meta.len() => {
+                            same_files(&entry.path(), source).map_err(at)?
                         }
                         _ => false,
                     };
@@ -532,6 +580,22 @@ fn at_path(rel: &OsStr, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{shown}: {e}"))
 }
 
+/// Whether the files at `a` and `b` hold the same bytes (read in chunks, never whole).
+fn same_files(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::io::Read;
+    let (mut a, mut b) = (std::fs::File::open(a)?, std::fs::File::open(b)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let n = a.read(&mut x)?;
+        if n == 0 {
+            return Ok(b.read(&mut y[..1])? == 0);
+        }
+        if b.read_exact(&mut y[..n]).is_err() || x[..n] != y[..n] {
+            return Ok(false);
+        }
+    }
+}
+
 /// Whether the file at `path` holds exactly `bytes` (read in chunks, never whole).
 fn same_bytes(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     use std::io::Read;
@@ -558,13 +622,13 @@ fn entry_bytes(entry: &Entry) -> &[u8] {
     match entry {
         Entry::File { bytes, .. } => bytes,
         Entry::Symlink { target } => target.as_os_str().as_encoded_bytes(),
-        Entry::Unread { .. } => &[],
+        Entry::Unread { .. } | Entry::Large { .. } => &[],
     }
 }
 
 fn mode_of(entry: &Entry) -> u32 {
     match entry {
-        Entry::File { mode, .. } | Entry::Unread { mode, .. } => *mode,
+        Entry::File { mode, .. } | Entry::Unread { mode, .. } | Entry::Large { mode, .. } => *mode,
         Entry::Symlink { .. } => 0o120000,
     }
 }
@@ -572,9 +636,10 @@ fn mode_of(entry: &Entry) -> u32 {
 /// Whether `old` (the fixture's) and `new` (now) differ.
 fn changed(old: Option<&Entry>, new: Option<&Entry>) -> bool {
     match (old, new) {
-        (Some(Entry::File { mode: a, .. }), Some(Entry::Unread { mode: b, same, .. })) => {
-            !same || a != b
-        }
+        (
+            Some(Entry::File { mode: a, .. } | Entry::Large { mode: a, .. }),
+            Some(Entry::Unread { mode: b, same, .. }),
+        ) => !same || a != b,
         (a, b) => a != b,
     }
 }
@@ -735,13 +800,16 @@ fn diff_snapshots(
             if !same {
                 let old_len = match old {
                     Some(Entry::File { bytes, .. }) => bytes.len() as u64,
+                    Some(Entry::Large { len, .. }) => *len,
                     _ => 0,
                 };
                 let why = match past_budget {
                     Some(budget) => {
                         format!("past the {} the diff reads in all", size_text(*budget))
                     }
-                    None => format!("over {}", size_text(READ_MAX_BYTES)),
+                    None if *len > READ_MAX_BYTES => format!("over {}", size_text(READ_MAX_BYTES)),
+                    // Its fixture file was past what the snapshot reads.
+                    None => "as the fixture's was not".to_owned(),
                 };
                 out.push_str(&format!(
                     "Large files {old_name} and {new_name} differ ({} -> {}; not read, {why})\n",
@@ -749,6 +817,13 @@ fn diff_snapshots(
                     size_text(*len)
                 ));
             }
+            continue;
+        }
+        if let (Some(Entry::Large { len, .. }), None) = (old, new) {
+            out.push_str(&format!(
+                "Large files {old_name} and {new_name} differ ({} -> 0 B; not read)\n",
+                size_text(*len)
+            ));
             continue;
         }
         let old_bytes = old.map(entry_bytes).unwrap_or_default();
@@ -1100,7 +1175,10 @@ deleted file mode 100644
             two.path(),
             OsStr::new(""),
             &mut now,
-            Some((&*two.snapshot, u64::MAX)),
+            Side::Workspace {
+                snapshot: &two.snapshot,
+                budget: u64::MAX,
+            },
         )
         .unwrap();
         let bytes = |map: &Snapshot, path: &str| match map.get(OsStr::new(path)) {
@@ -1206,6 +1284,57 @@ deleted file mode 100644
         );
         assert!(diff.unified.contains("+++ b/b1.txt"), "{}", diff.unified);
         assert!(diff.unified.contains("+++ b/b2.txt"), "{}", diff.unified);
+    }
+
+    #[test]
+    fn a_fixture_s_files_past_its_budget_are_not_held_and_are_compared_on_disk() {
+        let fixture = tempfile::tempdir().unwrap();
+        for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+            write(&fixture.path().join(name), &name[..1].repeat(600));
+        }
+        // The copy the snapshot is taken of, and the workspace after the run.
+        let copy = tempfile::tempdir().unwrap();
+        copy_tree(
+            fixture.path(),
+            copy.path(),
+            &mut std::collections::hash_map::DefaultHasher::new(),
+        )
+        .unwrap();
+        let before = snapshot_reading_at_most(copy.path(), fixture.path(), 1000).unwrap();
+        assert!(matches!(
+            before.get(OsStr::new("a.txt")),
+            Some(Entry::File { .. })
+        ));
+        for name in ["b.txt", "c.txt", "d.txt"] {
+            match before.get(OsStr::new(name)) {
+                Some(Entry::Large {
+                    len: 600, source, ..
+                }) => {
+                    assert_eq!(source, &fixture.path().join(name));
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        // b.txt unchanged, c.txt changed at the same length, d.txt deleted.
+        write(&copy.path().join("c.txt"), &"C".repeat(600));
+        std::fs::remove_file(copy.path().join("d.txt")).unwrap();
+        let mut after = BTreeMap::new();
+        let side = Side::Workspace {
+            snapshot: &before,
+            budget: u64::MAX,
+        };
+        walk(copy.path(), OsStr::new(""), &mut after, side).unwrap();
+        let diff = diff_snapshots(&before, &after, far(), usize::MAX);
+        assert_eq!(
+            diff.unified,
+            "diff --git a/c.txt b/c.txt\n\
+             Large files a/c.txt and b/c.txt differ (600 B -> 600 B; not read, as the fixture's \
+             was not)\n\
+             diff --git a/d.txt b/d.txt\n\
+             deleted file mode 100644\n\
+             Large files a/d.txt and /dev/null differ (600 B -> 0 B; not read)\n"
+        );
+        assert_eq!(diff.files_changed, 2);
     }
 
     #[test]
