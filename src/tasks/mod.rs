@@ -558,9 +558,22 @@ fn validate(
     problems: &mut Vec<TaskProblem>,
 ) -> Option<Task> {
     let field = |f: &str| Some(f.to_owned());
-    let mut checks = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
     for (i, check) in raw.checks.iter().enumerate() {
         if let Some(check) = validate_check(check, i, folder, file, defaults, problems) {
+            // The reports and a replay's outcome changes tell checks apart by name.
+            if let Some(first) = named.insert(check.name.clone(), i) {
+                problems.push(TaskProblem::new(
+                    file,
+                    Some(format!("checks[{i}].name")),
+                    format!(
+                        "'{}' names checks[{first}] too: give each check a name of its own (the \
+                         reports tell checks apart by name)",
+                        check.name
+                    ),
+                ));
+            }
             checks.push(check);
         }
     }
@@ -738,6 +751,16 @@ fn validate_check(
                 .map(Duration::from_secs)
                 .unwrap_or(DEFAULT_CHECK_TIMEOUT);
             let expect_exit = raw.expect_exit.unwrap_or(0);
+            if !(0..=255).contains(&expect_exit) {
+                problems.push(TaskProblem::new(
+                    file,
+                    at("expect_exit"),
+                    format!(
+                        "{expect_exit} is no exit status (0 to 255): the check could never pass"
+                    ),
+                ));
+                return None;
+            }
             let name = raw.name.clone().unwrap_or_else(|| {
                 let first = run.lines().next().unwrap_or_default().trim();
                 let short: String = first.chars().take(60).collect();

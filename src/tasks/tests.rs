@@ -380,6 +380,38 @@ fn an_id_longer_than_a_run_folder_can_hold_is_refused_before_the_run() {
 }
 
 #[test]
+fn a_check_that_could_never_pass_or_shares_a_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    task_dir(
+        dir.path(),
+        "t",
+        "id: t\nprompt: p\nchecks:\n  - {name: big, run: 'exit 3', expect_exit: 300}\n  \
+         - {name: below, run: 'true', expect_exit: -1}\n  - {name: twice, run: 'true'}\n  \
+         - {name: twice, run: 'false'}\n  - {run: 'make test'}\n  - {run: 'make test'}\n  \
+         - {name: fine, run: 'exit 255', expect_exit: 255}\n",
+    );
+    let (tasks, problems) = load_suite_lenient(dir.path());
+    assert!(tasks.is_empty());
+    let shown: Vec<String> = messages(&problems)
+        .into_iter()
+        .map(|m| m.replace(&format!("{}/", dir.path().display()), ""))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "t/task.yaml: checks[0].expect_exit: 300 is no exit status (0 to 255): the check \
+             could never pass",
+            "t/task.yaml: checks[1].expect_exit: -1 is no exit status (0 to 255): the check \
+             could never pass",
+            "t/task.yaml: checks[3].name: 'twice' names checks[2] too: give each check a name of \
+             its own (the reports tell checks apart by name)",
+            "t/task.yaml: checks[5].name: 'make test' names checks[4] too: give each check a name \
+             of its own (the reports tell checks apart by name)",
+        ]
+    );
+}
+
+#[test]
 fn the_json_schema_rejects_a_bad_type_that_serde_would_also_reject() {
     let schema: Value = serde_json::from_str(task_schema()).unwrap();
     let validator = schema::Validator::new(schema).unwrap();
