@@ -33,6 +33,11 @@ use crate::sandbox::output::{CappedFile, FULL_OUTPUT_CAP, cap_notice};
 
 /// How long Pi waits after the shell exits for the pipes to close (`waitForChildProcess`).
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
+
+/// The most reads of [`READ_CHUNK`] taken from the pipe once the grace is over: more than a
+/// pipe holds (64 KiB by default, 1 MiB at most without privileges), so everything written
+/// before the exit is read, and a process left behind that writes on cannot keep the call.
+const EXIT_DRAIN_READS: usize = 64;
 /// Read buffer size for the combined output pipe.
 const READ_CHUNK: usize = 64 * 1024;
 /// Node's `setTimeout` limit: larger delays fire after 1 ms (`TIMEOUT_MAX`).
@@ -132,7 +137,15 @@ async fn run_bash(
                 exit = Some(status.map_err(|e| ToolError::new(e.to_string()))?);
                 grace_end = Some(Instant::now() + EXIT_STDIO_GRACE);
             }
-            _ = sleep_until_opt(grace_end), if grace_end.is_some() => break,
+            _ = sleep_until_opt(grace_end), if grace_end.is_some() => {
+                // Past the grace the pipe is given up on (a process the command left holds it
+                // open), but what is in it was written before the exit: read it first. On a
+                // loaded machine this task can come back after the grace with the command's
+                // whole output still unread (a replay got "(no output)" for a test run that
+                // printed its summary). Bounded: a process left behind may write on.
+                drain_now(&pipe, &mut buf, &mut output)?;
+                break;
+            }
             _ = sleep_until_opt(deadline), if deadline.is_some() && !timed_out => {
                 timed_out = true;
                 spawned.kill_group();
@@ -191,6 +204,23 @@ async fn run_bash(
             }
         }
     }
+}
+
+/// Reads what `pipe` holds now, at most [`EXIT_DRAIN_READS`] chunks, from the descriptor itself
+/// (it is non-blocking): the runtime's record of its readiness may lag behind what the kernel
+/// holds, and a read through the runtime would then say there is nothing.
+fn drain_now(
+    pipe: &tokio::net::unix::pipe::Receiver,
+    buf: &mut [u8],
+    output: &mut OutputAccumulator,
+) -> Result<(), ToolError> {
+    for _ in 0..EXIT_DRAIN_READS {
+        match rustix::io::read(pipe, &mut *buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => output.append(&buf[..n])?,
+        }
+    }
+    Ok(())
 }
 
 fn spawn_error(e: &std::io::Error) -> ToolError {

@@ -497,3 +497,36 @@ fn node_timer_delays() {
     assert_eq!(node_timer_delay(3_000_000.0), Duration::from_millis(1));
     assert_eq!(node_timer_delay(0.0001), Duration::from_millis(1));
 }
+
+/// Past the grace after the exit, what the pipe holds is still read: from the descriptor, not
+/// through the runtime, whose record of the pipe's readiness may not have caught up (under load
+/// a replay got "(no output)" for a command that printed its summary and exited).
+#[tokio::test]
+async fn what_the_pipe_holds_is_read_even_before_the_runtime_sees_it_ready() {
+    use std::io::Write;
+    let (writer, pipe) = tokio::net::unix::pipe::pipe().unwrap();
+    let mut writer = std::fs::File::from(writer.into_blocking_fd().unwrap());
+    writer.write_all(b"13 passed, 0 failed\n").unwrap();
+    let mut buf = vec![0u8; READ_CHUNK];
+    // Through the runtime, a pipe it has not yet seen ready reads as empty.
+    assert_eq!(
+        pipe.try_read(&mut buf).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
+    drain_now(&pipe, &mut buf, &mut output).unwrap();
+    assert_eq!(output.snapshot_text(), "13 passed, 0 failed\n");
+    // A writer that goes on (a process the command left) cannot keep the drain: it stops
+    // after its bounded number of reads, with the pipe still open.
+    let writing = std::thread::spawn(move || {
+        let chunk = vec![b'y'; 4096];
+        while writer.write_all(&chunk).is_ok() {}
+    });
+    let started = Instant::now();
+    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
+    drain_now(&pipe, &mut buf, &mut output).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    drop(pipe);
+    writing.join().unwrap();
+}
