@@ -896,6 +896,14 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
+    /// A fresh folder holding a copy of `fixture`, as a workspace copies it.
+    fn copied(fixture: &Path) -> tempfile::TempDir {
+        let copy = tempfile::tempdir().unwrap();
+        let mut seen = std::collections::hash_map::DefaultHasher::new();
+        copy_tree(fixture, copy.path(), &mut seen).unwrap();
+        copy
+    }
+
     fn fixture() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
@@ -1086,13 +1094,7 @@ deleted file mode 100644
 
         // git reads the names back: the patch applied to a copy of the fixture gives the
         // workspace.
-        let copy = tempfile::tempdir().unwrap();
-        copy_tree(
-            fixture.path(),
-            copy.path(),
-            &mut std::collections::hash_map::DefaultHasher::new(),
-        )
-        .unwrap();
+        let copy = copied(fixture.path());
         let patch = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(patch.path(), &diff.unified).unwrap();
         let applied = std::process::Command::new("git")
@@ -1293,13 +1295,7 @@ deleted file mode 100644
             write(&fixture.path().join(name), &name[..1].repeat(600));
         }
         // The copy the snapshot is taken of, and the workspace after the run.
-        let copy = tempfile::tempdir().unwrap();
-        copy_tree(
-            fixture.path(),
-            copy.path(),
-            &mut std::collections::hash_map::DefaultHasher::new(),
-        )
-        .unwrap();
+        let copy = copied(fixture.path());
         let before = snapshot_reading_at_most(copy.path(), fixture.path(), 1000).unwrap();
         assert!(matches!(
             before.get(OsStr::new("a.txt")),
