@@ -546,15 +546,14 @@ fn redacted<T: serde::Serialize + serde::de::DeserializeOwned>(
     if redactor.is_empty() {
         return value;
     }
-    // One scan of the serialised text settles the common case: no secret anywhere.
-    if serde_json::to_string(&value).is_ok_and(|text| redactor.is_absent_from_json(&text)) {
-        return value;
-    }
-    let Ok(mut json) = serde_json::to_value(&value) else {
+    let Ok(text) = serde_json::to_string(&value) else {
         return value;
     };
-    crate::cassettes::normalize::map_strings(&mut json, &|s| redactor.redact(s).into_owned());
-    serde_json::from_value(json).unwrap_or(value)
+    // One scan of the text settles the common case: no secret anywhere.
+    match redactor.redact_json(&text) {
+        std::borrow::Cow::Borrowed(_) => value,
+        std::borrow::Cow::Owned(redacted) => serde_json::from_str(&redacted).unwrap_or(value),
+    }
 }
 
 /// Appends a line to the record's detail text.
