@@ -506,9 +506,8 @@ impl Redactor {
 /// each as written and percent-decoded. A base URL is where some proxies and gateways take
 /// their key; these are redacted from reports like the sealed keys.
 pub fn url_secrets(url: &str) -> Vec<String> {
-    let parts = UrlParts::of(url);
     let mut out = Vec::new();
-    for raw in parts.secret_ranges.iter().map(|r| &url[r.clone()]) {
+    for raw in secret_ranges(url).into_iter().map(|r| &url[r]) {
         if raw.is_empty() {
             continue;
         }
@@ -524,10 +523,9 @@ pub fn url_secrets(url: &str) -> Vec<String> {
 /// `url` as a report may show it: every part [`url_secrets`] finds replaced with [`REDACTED`],
 /// whatever its length.
 pub fn masked_url(url: &str) -> String {
-    let parts = UrlParts::of(url);
     let mut out = String::with_capacity(url.len());
     let mut at = 0;
-    for range in parts.secret_ranges {
+    for range in secret_ranges(url) {
         out.push_str(&url[at..range.start]);
         out.push_str(REDACTED);
         at = range.end;
@@ -536,48 +534,42 @@ pub fn masked_url(url: &str) -> String {
     out
 }
 
-/// Where the credentials of a URL are, as byte ranges of it, in order.
-struct UrlParts {
-    secret_ranges: Vec<std::ops::Range<usize>>,
-}
-
-impl UrlParts {
-    fn of(url: &str) -> UrlParts {
-        let mut secret_ranges = Vec::new();
-        let start = url.find("://").map_or(0, |i| i + 3);
-        let authority_end = url[start..]
-            .find(['/', '?', '#'])
-            .map_or(url.len(), |i| start + i);
-        if let Some(at) = url[start..authority_end].rfind('@') {
-            let userinfo = start..start + at;
-            match url[userinfo.clone()].find(':') {
-                Some(colon) => secret_ranges.push(userinfo.start + colon + 1..userinfo.end),
-                None => secret_ranges.push(userinfo),
-            }
+/// Where the credentials of `url` are, as byte ranges of it, in order.
+fn secret_ranges(url: &str) -> Vec<std::ops::Range<usize>> {
+    let mut secret_ranges = Vec::new();
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    if let Some(at) = url[start..authority_end].rfind('@') {
+        let userinfo = start..start + at;
+        match url[userinfo.clone()].find(':') {
+            Some(colon) => secret_ranges.push(userinfo.start + colon + 1..userinfo.end),
+            None => secret_ranges.push(userinfo),
         }
-        if let Some(q) = url[authority_end..].find('?') {
-            let query_start = authority_end + q + 1;
-            let query_end = url[query_start..]
-                .find('#')
-                .map_or(url.len(), |i| query_start + i);
-            let mut pair_start = query_start;
-            for pair in url[query_start..query_end].split('&') {
-                if let Some(eq) = pair.find('=') {
-                    let name = percent_decoded(&pair[..eq]);
-                    if is_secret_name(&name) || SECRET_QUERY_NAMES.contains(&name.as_str()) {
-                        secret_ranges.push(pair_start + eq + 1..pair_start + pair.len());
-                    }
-                }
-                pair_start += pair.len() + 1;
-            }
-        }
-        UrlParts { secret_ranges }
     }
+    if let Some(q) = url[authority_end..].find('?') {
+        let query_start = authority_end + q + 1;
+        let query_end = url[query_start..]
+            .find('#')
+            .map_or(url.len(), |i| query_start + i);
+        let mut pair_start = query_start;
+        for pair in url[query_start..query_end].split('&') {
+            if let Some(eq) = pair.find('=') {
+                let name = percent_decoded(&pair[..eq]);
+                if is_secret_name(&name) || SECRET_QUERY_NAMES.contains(&name.as_str()) {
+                    secret_ranges.push(pair_start + eq + 1..pair_start + pair.len());
+                }
+            }
+            pair_start += pair.len() + 1;
+        }
+    }
+    secret_ranges
 }
 
 /// Query parameter names that hold a credential though [`is_secret_name`] does not say so:
-/// signed URLs' signatures (`sig`, Azure's shared access signatures; `signature`), and
-/// `code`/`pwd`/`password` spelled short.
+/// signed URLs' signatures (`sig` in Azure's shared access signatures, `sas`, `signature`),
+/// Azure Functions' `code`, and `pwd`.
 const SECRET_QUERY_NAMES: [&str; 5] = ["sig", "signature", "code", "pwd", "sas"];
 
 /// `text` with its `%XX` escapes decoded (bytes that are not UTF-8 replaced).
