@@ -66,6 +66,9 @@ pub enum How {
     /// `writeFile`, but a FIFO without a reader fails the open with `ENXIO` instead of hanging
     /// it; regular files ignore the flag).
     Truncate,
+    /// `O_WRONLY | O_CREAT | O_NONBLOCK`, mode 0666 before the umask: [`How::Truncate`] without
+    /// the truncation, for a file to be checked before a byte of it changes.
+    Write,
 }
 
 impl How {
@@ -76,6 +79,10 @@ impl How {
             How::Dir => (OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()),
             How::Truncate => (
                 OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NONBLOCK,
+                Mode::from_raw_mode(0o666),
+            ),
+            How::Write => (
+                OFlags::WRONLY | OFlags::CREATE | OFlags::NONBLOCK,
                 Mode::from_raw_mode(0o666),
             ),
         };

@@ -42,6 +42,7 @@ pub mod zygote;
 
 use std::fmt;
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -313,7 +314,41 @@ pub enum FsError {
     #[error(transparent)]
     Outside(#[from] OutsideWorkspace),
     #[error(transparent)]
+    SharedLink(#[from] SharedLink),
+    #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// A file in the workspace a root harness's file tools will not use for the commands' user: a
+/// hard link to a file that user does not own, which may lie anywhere on the same file system.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Access denied: {path} is a hard link to a file the agent's commands do not own (owner uid {owner}, {links} links); the harness runs as root and its file tools act for the commands' user `{user}` in the workspace"
+)]
+pub struct SharedLink {
+    pub path: PathBuf,
+    pub owner: u32,
+    pub links: u64,
+    pub user: String,
+}
+
+/// [`SharedLink`] when `fd` is a regular file with more than one link that `user` does not own.
+fn refuse_shared_link_of(
+    abs: &Path,
+    fd: &impl std::os::fd::AsFd,
+    user: &user::CommandUser,
+) -> Result<(), FsError> {
+    let st = rustix::fs::fstat(fd).map_err(io::Error::from)?;
+    let regular = rustix::fs::FileType::from_raw_mode(st.st_mode).is_file();
+    if regular && st.st_nlink > 1 && st.st_uid != user.uid {
+        return Err(FsError::SharedLink(SharedLink {
+            path: abs.to_path_buf(),
+            owner: st.st_uid,
+            links: st.st_nlink as u64,
+            user: user.name.clone(),
+        }));
+    }
+    Ok(())
 }
 
 /// A path a file tool may not use.
@@ -439,6 +474,20 @@ impl Jail {
         }
     }
 
+    /// For a file opened some other way than [`Jail::open`] (a walk's entry, from its folder's
+    /// descriptor): the refusal [`Jail::open`] would give it, a hard link in the workspace to a
+    /// file the commands' user does not own ([`SharedLink`]).
+    pub fn refuse_shared_link(
+        &self,
+        abs: &Path,
+        file: &impl std::os::fd::AsFd,
+    ) -> Result<(), FsError> {
+        match (&self.sandbox.user, &self.root) {
+            (Some(user), Some(_)) => refuse_shared_link_of(abs, file, user),
+            _ => Ok(()),
+        }
+    }
+
     /// Where `abs` is to be opened: `None` when nothing is confined (opened as is), else the
     /// folder held open (the workspace, or for reading the bash output folder) and the path
     /// beneath it. A path inside the workspace as written keeps its own steps (the kernel
@@ -474,18 +523,57 @@ impl Jail {
     /// to read, bash's output folder) in one step, so a symlink swapped meanwhile cannot lead
     /// out. An absolute symlink that leads inside is followed (the kernel refuses any absolute
     /// symlink beneath a folder: where it leads now is opened beneath again).
+    ///
+    /// When the harness runs as root and the commands as another user ([`Sandbox::command_user`]),
+    /// the file tools act for that user inside the workspace: a regular file there with another
+    /// hard link, not that user's, is refused ([`SharedLink`]) before a byte of it is read or
+    /// changed (where `fs.protected_hardlinks` is 0, a command may link any file of the machine
+    /// into the workspace), and a file the open creates is handed to the user, so a later
+    /// command can change it. A file that was there keeps its owner.
     pub fn open(&self, abs: &Path, how: How) -> Result<std::fs::File, FsError> {
-        let fd = match self.locate(abs, how == How::Truncate)? {
-            None => beneath::open_free(abs, how)?,
-            Some((anchor, rel)) => {
-                self.beneath(abs, &anchor, &rel, |rel| beneath::open(&anchor, rel, how))?
-            }
+        let writes = matches!(how, How::Truncate | How::Write);
+        let located = self.locate(abs, writes)?;
+        let open = |how: How| -> Result<OwnedFd, FsError> {
+            Ok(match &located {
+                None => beneath::open_free(abs, how)?,
+                Some((anchor, rel)) => {
+                    self.beneath(abs, anchor, rel, |rel| beneath::open(anchor, rel, how))?
+                }
+            })
         };
-        if let (How::Truncate, Some(user)) = (how, &self.sandbox.user) {
-            // Made by the harness: the commands' user must be able to change it later.
-            user.take_fd(std::os::fd::AsFd::as_fd(&fd))?;
+        let Some(user) = self.sandbox.user.as_deref() else {
+            return Ok(open(how)?.into());
+        };
+        let confined = located.is_some();
+        match how {
+            How::Read => {
+                let fd = open(how)?;
+                if confined {
+                    refuse_shared_link_of(abs, &fd, user)?;
+                }
+                Ok(fd.into())
+            }
+            How::Truncate | How::Write => {
+                // Unconfined (`none`), only a file this open makes is handed over: one that was
+                // there (`~/.bashrc`) keeps its owner.
+                let made_here = !confined && std::fs::metadata(abs).is_err();
+                let fd = open(How::Write)?;
+                let st = rustix::fs::fstat(&fd).map_err(io::Error::from)?;
+                if confined {
+                    refuse_shared_link_of(abs, &fd, user)?;
+                }
+                if how == How::Truncate && rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
+                {
+                    rustix::fs::ftruncate(&fd, 0).map_err(io::Error::from)?;
+                }
+                if st.st_nlink == 1 && (confined || made_here) {
+                    // Made by the harness: the commands' user must be able to change it later.
+                    user.take_fd(std::os::fd::AsFd::as_fd(&fd))?;
+                }
+                Ok(fd.into())
+            }
+            How::Path | How::Dir => Ok(open(how)?.into()),
         }
-        Ok(fd.into())
     }
 
     /// `op` on `rel` beneath `anchor`; when the kernel refuses a step out (`EXDEV`: `..` or a

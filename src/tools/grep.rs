@@ -228,7 +228,11 @@ fn run_rg(
             limit: args.limit,
         };
         let opened = match source {
-            Source::Walked(entry) => entry.open(),
+            Source::Walked(entry) => entry.open().and_then(|file| {
+                jail.refuse_shared_link(path, &file)
+                    .map(|()| file)
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            }),
             Source::Jail => jail.open(path, How::Read).map_err(|e| match e {
                 crate::sandbox::FsError::Io(e) => e,
                 outside => std::io::Error::other(outside.to_string()),
@@ -251,7 +255,9 @@ fn run_rg(
 fn grep(jail: &Jail, args: &GrepArgs, search: &Path, cwd: &Path) -> Result<ToolOutput, ToolError> {
     let meta = match jail.metadata(search) {
         Ok(meta) => meta,
-        Err(e @ crate::sandbox::FsError::Outside(_)) => return Err(fs_error(&e, "stat", search)),
+        Err(e @ (crate::sandbox::FsError::Outside(_) | crate::sandbox::FsError::SharedLink(_))) => {
+            return Err(fs_error(&e, "stat", search));
+        }
         Err(crate::sandbox::FsError::Io(_)) => {
             return Err(format!("Path not found: {}", search.display()).into());
         }

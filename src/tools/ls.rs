@@ -58,7 +58,9 @@ fn list(jail: &Jail, abs: &Path, limit: f64) -> Result<ToolOutput, ToolError> {
     let shown = abs.display();
     let meta = match jail.metadata(abs) {
         Ok(meta) => meta,
-        Err(e @ FsError::Outside(_)) => return Err(fs_error(&e, "stat", abs)),
+        Err(e @ (FsError::Outside(_) | FsError::SharedLink(_))) => {
+            return Err(fs_error(&e, "stat", abs));
+        }
         Err(FsError::Io(_)) => return Err(format!("Path not found: {shown}").into()),
     };
     if !meta.is_dir() {

@@ -131,6 +131,7 @@ pub fn confined(abs: &Path, ctx: &super::ToolContext) -> Result<(), super::ToolE
 pub fn fs_error(err: &FsError, syscall: &str, path: &Path) -> super::ToolError {
     super::ToolError::new(match err {
         FsError::Outside(outside) => outside.to_string(),
+        FsError::SharedLink(link) => link.to_string(),
         FsError::Io(e) => node_fs_error(e, syscall, Some(path)),
     })
 }

@@ -683,6 +683,103 @@ fn the_sandbox_starts_once_per_run() {
     );
 }
 
+#[tokio::test]
+async fn a_root_harness_s_file_tools_act_for_nobody_and_refuse_its_hard_links_to_root_s_files() {
+    // Where `fs.protected_hardlinks` is 0, `nobody` may link any file of the file system into
+    // the workspace; the file tools, running as root, must not read or write through such a
+    // link. The test makes the link itself, as root, as such a command could.
+    if !is_root() {
+        eprintln!(
+            "SKIPPED: a_root_harness_s_file_tools_act_for_nobody_and_refuse_its_hard_links_to_root_s_files needs root"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let ws = root.join("work");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("mine.txt"), "mine\n").unwrap();
+    let secret = root.join("shadow");
+    std::fs::write(&secret, "root-only hunter2\n").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let sandbox = Sandbox::detect(Some(Tier::Workspace)).with_unprivileged_commands();
+    let mut ctx = ToolContext::new(&ws);
+    ctx.jail = sandbox.jail(&ws);
+    std::fs::hard_link(&secret, ws.join("link.txt")).unwrap();
+    // A second link to a file nobody owns is nobody's to use.
+    std::fs::hard_link(ws.join("mine.txt"), ws.join("mine2.txt")).unwrap();
+    let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
+    let call = |name: &'static str, args: serde_json::Value| tools.call(name, args, &ctx);
+    for (name, args) in [
+        ("read", json!({"path": "link.txt"})),
+        ("write", json!({"path": "link.txt", "content": "pwned\n"})),
+        (
+            "edit",
+            json!({"path": "link.txt", "edits": [{"oldText": "hunter2", "newText": "x"}]}),
+        ),
+        ("grep", json!({"pattern": "hunter2", "path": "link.txt"})),
+    ] {
+        let out = text(&call(name, args).await);
+        assert!(
+            out.contains("is a hard link to a file the agent's commands do not own"),
+            "{name}: {out}"
+        );
+        assert!(
+            !out.contains("hunter2\n") || name == "edit",
+            "{name}: {out}"
+        );
+    }
+    // A folder's search skips the link's content with the same refusal.
+    let out = text(&call("grep", json!({"pattern": "hunter2"})).await);
+    assert!(!out.contains("link.txt:1:"), "{out}");
+    assert!(out.contains("hard link"), "{out}");
+    let meta = std::fs::metadata(&secret).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "root-only hunter2\n"
+    );
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (0, 0o600));
+    // nobody's own links work, and what the tools make is nobody's.
+    let out = text(
+        &call(
+            "write",
+            json!({"path": "mine2.txt", "content": "changed\n"}),
+        )
+        .await,
+    );
+    assert!(out.starts_with("Successfully wrote"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("mine.txt")).unwrap(),
+        "changed\n"
+    );
+    let out = text(&call("write", json!({"path": "new/made.txt", "content": "new\n"})).await);
+    assert!(out.starts_with("Successfully wrote"), "{out}");
+    assert_eq!(
+        std::fs::metadata(ws.join("new/made.txt")).unwrap().uid(),
+        65534
+    );
+
+    // Unconfined (`none`), the file tools reach anything, but a file that was there keeps its
+    // owner; only what they make is handed to nobody.
+    let sandbox = Sandbox::detect(Some(Tier::None)).with_unprivileged_commands();
+    let mut ctx = ToolContext::new(&ws);
+    ctx.jail = sandbox.jail(&ws);
+    let outside = root.join("outside.txt");
+    std::fs::write(&outside, "root's\n").unwrap();
+    for (path, uid) in [(&outside, 0), (&root.join("made-outside.txt"), 65534)] {
+        let args = json!({"path": path, "content": "written\n"});
+        let out = text(&tools.call("write", args, &ctx).await);
+        assert!(out.starts_with("Successfully wrote"), "{out}");
+        assert_eq!(std::fs::read_to_string(path).unwrap(), "written\n");
+        assert_eq!(
+            std::fs::metadata(path).unwrap().uid(),
+            uid,
+            "{}",
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn handed_over_workspaces_keep_their_modes() {
     // The fixture's modes survive the handover to nobody (only owners change).

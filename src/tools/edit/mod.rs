@@ -294,7 +294,9 @@ fn edit_file(
     }
     match jail.access_rw(abs) {
         Ok(()) => {}
-        Err(crate::sandbox::FsError::Outside(denied)) => {
+        Err(
+            denied @ (crate::sandbox::FsError::Outside(_) | crate::sandbox::FsError::SharedLink(_)),
+        ) => {
             return Err(file_error(denied.to_string()));
         }
         // Before Pi 0.15 any failed access was `File not found`.
