@@ -95,11 +95,13 @@ pub(crate) fn read_atif(
     };
     let text = std::fs::read_to_string(file)
         .map_err(|e| unusable(format!("failed to read the file: {e}")))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        unusable(format!(
-            "not JSON ({e}); an ATIF trajectory is one JSON document"
-        ))
-    })?;
+    // A byte-order mark (as Windows editors save files) is no part of the JSON.
+    let doc: Value =
+        serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)).map_err(|e| {
+            unusable(format!(
+                "not JSON ({e}); an ATIF trajectory is one JSON document"
+            ))
+        })?;
     let version = doc
         .get("schema_version")
         .and_then(Value::as_str)

@@ -81,13 +81,15 @@ pub struct ToolStep {
     pub details: Option<Value>,
 }
 
-/// The lines of a JSONL file with their 1-based numbers, blank lines left out.
+/// The lines of a JSONL file with their 1-based numbers, blank lines left out; a byte-order
+/// mark at its start (as Windows editors save files) is not part of the first line.
 pub(crate) fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, SessionError> {
     let bytes = std::fs::read(path).map_err(|source| SessionError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes);
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    let text = String::from_utf8_lossy(bytes);
     Ok(text
         .split('\n')
         .enumerate()

@@ -49,6 +49,31 @@ fn user_texts(messages: &[Message]) -> Vec<String> {
 }
 
 #[test]
+fn a_byte_order_mark_before_the_first_line_is_no_part_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = [
+        json!({"type": "session", "id": "s1", "timestamp": "2025-11-01T10:00:00Z", "cwd": "/w"}),
+        json!({"type": "message", "timestamp": "t", "message": {"role": "user", "content": "first", "timestamp": 1}}),
+    ];
+    let plain = write(dir.path(), "plain.jsonl", &lines);
+    let marked = dir.path().join("marked.jsonl");
+    let mut bytes = "\u{feff}".as_bytes().to_vec();
+    bytes.extend(std::fs::read(&plain).unwrap());
+    std::fs::write(&marked, bytes).unwrap();
+    assert_eq!(detect(&marked).unwrap(), Some(SessionKind::Pi));
+    let (a, b) = (
+        read_session(&plain, None).unwrap(),
+        read_session(&marked, None).unwrap(),
+    );
+    assert_eq!(b.problems, vec![]);
+    assert_eq!(
+        user_texts(&b.context().messages),
+        user_texts(&a.context().messages)
+    );
+    assert_eq!(user_texts(&b.context().messages), vec!["first".to_owned()]);
+}
+
+#[test]
 fn version_1_is_a_line_with_index_compactions_and_header_settings() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(

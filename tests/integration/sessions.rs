@@ -539,7 +539,9 @@ fn an_atif_trajectory_with_our_tools_imports_and_replays_clean_and_one_without_w
     let dir = tempfile::tempdir().unwrap();
     let repo = repo(dir.path());
     let ours = dir.path().join("trajectory.json");
-    std::fs::write(&ours, trajectory(["read", "edit"]).to_string()).unwrap();
+    // Saved with a byte-order mark, as Windows editors save files: no part of the JSON.
+    let marked = format!("\u{feff}{}", trajectory(["read", "edit"]));
+    std::fs::write(&ours, marked).unwrap();
     let theirs = dir.path().join("other.json");
     let mut other = trajectory(["Read", "str_replace_based_edit_tool"]);
     other["session_id"] = json!("0the0r00-run");
