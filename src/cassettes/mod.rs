@@ -148,13 +148,38 @@ pub fn sanitize_component(name: &str) -> String {
     s
 }
 
-/// `<root>/<task-id>/<provider>--<model>.yaml`, provider and model sanitised for file names.
+/// The longest name a cassette file gets: file systems take names of up to 255 bytes, and a
+/// long model id (a Bedrock ARN, a fine-tune's full name) would pass that.
+const MAX_CASSETTE_FILE_NAME: usize = 200;
+
+/// `<root>/<task-id>/<provider>--<model>.yaml`, provider and model sanitised for file names,
+/// and fitted to [`MAX_CASSETTE_FILE_NAME`] bytes ([`fit_name`]).
 pub fn cassette_path(root: &Path, task: &str, provider: &str, model: &str) -> PathBuf {
-    root.join(sanitize_component(task)).join(format!(
-        "{}--{}.yaml",
+    let name = format!(
+        "{}--{}",
         sanitize_component(provider),
         sanitize_component(model)
-    ))
+    );
+    root.join(sanitize_component(task))
+        .join(fit_name(&name, ".yaml", MAX_CASSETTE_FILE_NAME))
+}
+
+/// `name` then `tail`, in at most `max` bytes: a `name` too long keeps its start and ends in the
+/// first 16 hex digits of its SHA-256, so that different names still get different files (the
+/// same ones in every harness version). `name` is ASCII ([`sanitize_component`]'s), and `max`
+/// leaves room for the tail and the digest.
+pub fn fit_name(name: &str, tail: &str, max: usize) -> String {
+    if name.len() + tail.len() <= max {
+        return format!("{name}{tail}");
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let mut end = max - tail.len() - hex.len() - 1;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}-{hex}{tail}", &name[..end])
 }
 
 /// Every cassette file under `root` (`<root>/<task>/*.yaml`), sorted.
@@ -352,6 +377,33 @@ mod tests {
         );
         assert_eq!(sanitize_component("../x"), "_.._x");
         assert_eq!(sanitize_component(""), "_");
+    }
+
+    #[test]
+    fn a_model_id_too_long_for_a_file_name_is_fitted_and_kept_apart_by_its_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = |end: &str| format!("arn:aws:bedrock:{}{end}", "x".repeat(300));
+        let paths: Vec<PathBuf> = ["a", "b"]
+            .iter()
+            .map(|end| cassette_path(dir.path(), "t", "bedrock", &long(end)))
+            .collect();
+        assert_ne!(paths[0], paths[1]);
+        for path in &paths {
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(name.len(), MAX_CASSETTE_FILE_NAME, "{name}");
+            assert!(name.starts_with("bedrock--arn_aws_bedrock_xxx"), "{name}");
+            assert!(name.ends_with(".yaml"), "{name}");
+            // The file system takes it.
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        // The same id gives the same file every time.
+        assert_eq!(
+            cassette_path(dir.path(), "t", "bedrock", &long("a")),
+            paths[0]
+        );
+        // Multi-byte text is cut on a character boundary.
+        assert_eq!(fit_name(&"é".repeat(20), ".y", 30).len(), 29);
     }
 
     #[test]

@@ -369,20 +369,10 @@ pub fn run_dir_for(task: &str, provider: &str, model: &str, strategy: &str, epoc
 /// model id (a Bedrock ARN, say) with a long task id would pass that.
 const MAX_RUN_DIR_NAME: usize = 200;
 
-/// `runs/<arm>--e<epoch>`; an `arm` too long for [`MAX_RUN_DIR_NAME`] keeps its start and
-/// ends in the first 16 hex digits of its SHA-256, so that different arms still get different
-/// folders (the same ones in every harness version).
+/// `runs/<arm>--e<epoch>`, fitted to [`MAX_RUN_DIR_NAME`] ([`crate::cassettes::fit_name`]).
 fn fitted(arm: String, epoch: u32) -> String {
-    let tail = format!("--e{epoch}");
-    if arm.len() + tail.len() <= MAX_RUN_DIR_NAME {
-        return format!("runs/{arm}{tail}");
-    }
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(arm.as_bytes());
-    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    // `arm` is ASCII (`clean_component`): any byte is a boundary.
-    let head = &arm[..MAX_RUN_DIR_NAME - tail.len() - hex.len() - 1];
-    format!("runs/{head}-{hex}{tail}")
+    let name = crate::cassettes::fit_name(&arm, &format!("--e{epoch}"), MAX_RUN_DIR_NAME);
+    format!("runs/{name}")
 }
 
 fn clean_component(s: &str) -> String {
