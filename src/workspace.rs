@@ -39,6 +39,10 @@
 //! past [`DIFF_READ_BUDGET`] read in all (sparse files cost a command nothing); past
 //! [`DIFF_TEXT_MAX_BYTES`] of text, the remaining files are counted and not shown.
 //!
+//! A file with more than one link that the workspace's owner does not own is not read either:
+//! where `fs.protected_hardlinks` is 0, the commands of a root harness (run as `nobody`, who owns
+//! the workspace) may link any file of the file system into it, and the report would show it.
+//!
 //! Ignored by the diff (build output and caches a check or the agent may create, never the
 //! agent's work): any path component named `.git`, `target`, `__pycache__`, `node_modules`,
 //! `.pytest_cache`, `.mypy_cache`, `.ruff_cache` or `.venv`, and `*.pyc` files.
@@ -54,7 +58,7 @@ use std::ffi::{OsStr, OsString};
 use std::hash::Hasher;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -139,6 +143,10 @@ enum Entry {
         mode: u32,
         same: bool,
         past_budget: Option<u64>,
+        /// A hard link to a file the workspace's owner does not own: not read, whatever its size
+        /// (where `fs.protected_hardlinks` is 0, the commands of a root harness, run as `nobody`,
+        /// may link any file of the file system into the workspace, root's secrets included).
+        foreign: bool,
     },
     /// A fixture's file over [`READ_MAX_BYTES`], or past [`DIFF_READ_BUDGET`] read in all: not
     /// held (a data set in a fixture would sit in memory for every run), compared at `source`,
@@ -459,6 +467,16 @@ fn walk(dir: &Path, prefix: &OsStr, out: &mut Snapshot, side: Side<'_>) -> io::R
         Side::Fixture { repo, budget } => (None, Some(repo), budget),
     };
     let mut budget = whole_budget;
+    // The workspace's owner: the commands' user (`nobody` under a root harness outside
+    // `isolated`), or the harness's.
+    let owner = match fixture {
+        Some(_) => Some(
+            std::fs::metadata(dir)
+                .map_err(|e| at_path(prefix, e))?
+                .uid(),
+        ),
+        None => None,
+    };
     let mut pending = vec![(dir.to_path_buf(), prefix.to_owned())];
     while let Some((dir, prefix)) = pending.pop() {
         let at = |e: io::Error| at_path(&prefix, e);
@@ -511,6 +529,19 @@ fn walk(dir: &Path, prefix: &OsStr, out: &mut Snapshot, side: Side<'_>) -> io::R
                     );
                     continue;
                 }
+                if owner.is_some_and(|owner| meta.nlink() > 1 && meta.uid() != owner) {
+                    out.insert(
+                        rel,
+                        Entry::Unread {
+                            len: meta.len(),
+                            mode,
+                            same: false,
+                            past_budget: None,
+                            foreign: true,
+                        },
+                    );
+                    continue;
+                }
                 let was = fixture.and_then(|f| f.get(&rel));
                 // A fixture file the snapshot does not hold is compared where it is, unread.
                 let large_before = matches!(was, Some(Entry::Large { .. }));
@@ -533,6 +564,7 @@ fn walk(dir: &Path, prefix: &OsStr, out: &mut Snapshot, side: Side<'_>) -> io::R
                             same,
                             past_budget: (past_budget && meta.len() <= READ_MAX_BYTES)
                                 .then_some(whole_budget),
+                            foreign: false,
                         },
                     );
                     continue;
@@ -794,10 +826,17 @@ fn diff_snapshots(
             len,
             same,
             past_budget,
+            foreign,
             ..
         }) = new
         {
-            if !same {
+            if *foreign {
+                out.push_str(&format!(
+                    "Files {old_name} and {new_name} differ ({}; not read: a hard link to a file the \
+                     workspace's owner does not own)\n",
+                    size_text(*len)
+                ));
+            } else if !same {
                 let old_len = match old {
                     Some(Entry::File { bytes, .. }) => bytes.len() as u64,
                     Some(Entry::Large { len, .. }) => *len,
@@ -1376,6 +1415,46 @@ deleted file mode 100644
             diff.unified,
             "diff --git a/README.md b/README.md\nFiles a/README.md and b/README.md differ (not diffed: the run's time limit was reached)\n"
         );
+    }
+
+    #[test]
+    fn a_hard_link_to_a_file_the_workspace_s_owner_does_not_own_is_not_read() {
+        // What a root harness's commands, as `nobody`, can do where `fs.protected_hardlinks` is
+        // 0: link a file of root's into the workspace handed to them. The test links as root.
+        if !rustix::process::geteuid().is_root() {
+            eprintln!(
+                "SKIPPED: a_hard_link_to_a_file_the_workspace_s_owner_does_not_own_is_not_read needs root"
+            );
+            return;
+        }
+        let fixture = fixture();
+        let ws = Workspace::from_fixture(fixture.path(), "ws-test-", false).unwrap();
+        let nobody = |path: &Path| std::os::unix::fs::lchown(path, Some(65534), Some(65534));
+        nobody(ws.path()).unwrap();
+        nobody(&ws.path().join("README.md")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("shadow");
+        std::fs::write(&secret, "root:hunter2\n").unwrap();
+        std::fs::hard_link(&secret, ws.path().join("link.txt")).unwrap();
+        // A second link to a file the owner has is read as any file.
+        std::fs::hard_link(ws.path().join("README.md"), ws.path().join("again.md")).unwrap();
+        let diff = ws.diff(far()).unwrap();
+        assert!(!diff.unified.contains("hunter2"), "{}", diff.unified);
+        assert!(
+            diff.unified.contains(
+                "Files /dev/null and b/link.txt differ (13 B; not read: a hard link to a file the \
+                 workspace's owner does not own)"
+            ),
+            "{}",
+            diff.unified
+        );
+        assert!(
+            diff.unified
+                .contains("+++ b/again.md\n@@ -0,0 +1 @@\n+calc\n"),
+            "{}",
+            diff.unified
+        );
+        assert_eq!(diff.files_changed, 2);
     }
 
     #[test]
