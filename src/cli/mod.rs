@@ -77,7 +77,6 @@ pub enum Command {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    use clap::{CommandFactory, FromArgMatches};
     // Started by bubblewrap as the supervisor of a run's sandbox, or by the harness as the maker
     // of its run sandboxes: that and nothing else.
     if crate::sandbox::supervisor::requested() {
@@ -87,16 +86,10 @@ pub fn main() -> ExitCode {
         return crate::sandbox::zygote::main();
     }
     crate::sandbox::this_is_the_harness_binary();
-    let matches = match Cli::command().try_get_matches() {
-        Ok(matches) => matches,
-        Err(err) => return clap_error(err),
+    let (cli, given) = match parse(std::env::args_os().collect()) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
     };
-    let cli = match Cli::from_arg_matches(&matches) {
-        Ok(cli) => cli,
-        Err(err) => return clap_error(err.format(&mut Cli::command())),
-    };
-    // `--resume` takes the report's options for the flags not given: which were given.
-    let given = run_args::Given::of(matches.subcommand_matches("run"));
     // First, while single-threaded: move every key and every variable the harness does not
     // read itself out of the environment (this re-executes the binary), so
     // `/proc/<harness>/environ` never shows a key. Only `run` reads the keys back.
@@ -111,6 +104,16 @@ pub fn main() -> ExitCode {
                 "{e}; refusing to run with API keys readable in the harness's environment"
             ));
         }
+    };
+    // This image was started with the credentials of a URL argument masked (`/proc/<pid>/cmdline`
+    // is readable by anyone): the arguments as given come from the vault.
+    let (cli, given) = if vault.masked_args() {
+        match parse(vault.restore_args(std::env::args_os().collect())) {
+            Ok(parsed) => parsed,
+            Err(code) => return code,
+        }
+    } else {
+        (cli, given)
     };
     // Then nothing of the same user may read this process's memory, environment or descriptors
     // (`/proc/<pid>/mem`, ptrace): only the final image can be made so (an exec undoes it).
@@ -145,6 +148,19 @@ pub fn main() -> ExitCode {
     // children's.
     crate::sandbox::zygote::shutdown();
     code
+}
+
+/// The command line parsed, and which of `run`'s flags were given (`--resume` takes the report's
+/// options for the others); `Err` with the exit code once clap has said why not.
+fn parse(args: Vec<std::ffi::OsString>) -> Result<(Cli, run_args::Given), ExitCode> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command()
+        .try_get_matches_from(args)
+        .map_err(clap_error)?;
+    let cli =
+        Cli::from_arg_matches(&matches).map_err(|e| clap_error(e.format(&mut Cli::command())))?;
+    let given = run_args::Given::of(matches.subcommand_matches("run"));
+    Ok((cli, given))
 }
 
 /// The variables the provider catalog reads keys from: the built-in providers' and, for `run`,

@@ -12,7 +12,11 @@
 //!   reads the variables into a [`Vault`] (secrets, redacted from reports, apart from the other
 //!   variables, only held) when it needs them, or just closes the descriptor when it does not
 //!   (`harness tool` holds no key), so its `/proc/self/environ` holds neither a key nor an
-//!   unknown variable (`MYSQL_PWD`, `SLACK_WEBHOOK`), in any sandbox tier.
+//!   unknown variable (`MYSQL_PWD`, `SLACK_WEBHOOK`), in any sandbox tier. For `run`, the
+//!   credentials of a URL among the arguments (`--base-url https://user:password@gateway/v1`,
+//!   `?key=…`) go the same way: `/proc/<pid>/cmdline` is readable by every process on the
+//!   machine, dumpable or not, so the new image is started with them masked ([`masked_url`]) and
+//!   takes the arguments as given back from the vault ([`Vault::restore_args`]).
 //! * Hiding: [`make_undumpable`] then makes the final process non-dumpable (`PR_SET_DUMPABLE`
 //!   0): a process of the same user can no longer read its `/proc/<pid>/mem`, `environ` or
 //!   `fd/`, nor ptrace it, and no core file is written; only a process with `CAP_SYS_PTRACE`
@@ -204,6 +208,8 @@ pub fn is_secret_var(name: &str, value: &str, key_names: &[String]) -> bool {
 pub struct Vault {
     vars: BTreeMap<String, String>,
     held: BTreeMap<String, String>,
+    /// Arguments started masked, by their index in the command line, as they were given.
+    args: BTreeMap<usize, String>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -212,6 +218,7 @@ impl std::fmt::Debug for Vault {
         f.debug_struct("Vault")
             .field("names", &self.vars.keys().collect::<Vec<_>>())
             .field("held", &self.held.keys().collect::<Vec<_>>())
+            .field("masked_args", &self.args.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -222,7 +229,25 @@ impl Vault {
         Vault {
             vars: vars.into_iter().collect(),
             held: BTreeMap::new(),
+            args: BTreeMap::new(),
         }
+    }
+
+    /// Whether arguments of the command line were masked by [`seal`] (and so the process's
+    /// own arguments are not the ones given).
+    pub fn masked_args(&self) -> bool {
+        !self.args.is_empty()
+    }
+
+    /// `args` (this process's command line) with the arguments [`seal`] masked as they were
+    /// given.
+    pub fn restore_args(&self, mut args: Vec<OsString>) -> Vec<OsString> {
+        for (i, given) in &self.args {
+            if let Some(arg) = args.get_mut(*i) {
+                *arg = OsString::from(given);
+            }
+        }
+        args
     }
 
     /// The value of a sealed variable.
@@ -306,6 +331,22 @@ pub fn seal(key_names: &[String], unseal: Unseal) -> Result<Vault, SealError> {
     }
     let mut records = Vec::new();
     let mut kept = Vec::new();
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    if unseal == Unseal::Read {
+        for (i, arg) in args.iter_mut().enumerate().skip(1) {
+            let Some(given) = arg.to_str().filter(|a| a.contains("://")) else {
+                continue;
+            };
+            let masked = masked_url(given);
+            if masked != given {
+                for field in [b"a".as_slice(), i.to_string().as_bytes(), given.as_bytes()] {
+                    records.extend_from_slice(field);
+                    records.push(0);
+                }
+                *arg = OsString::from(masked);
+            }
+        }
+    }
     for (k, v) in std::env::vars_os() {
         let (name, value) = (k.to_string_lossy(), v.to_string_lossy());
         let kind: &[u8] = if is_secret_var(&name, &value, key_names) {
@@ -331,7 +372,7 @@ pub fn seal(key_names: &[String], unseal: Unseal) -> Result<Vault, SealError> {
     file.write_all(&records).map_err(SealError::Memfd)?;
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
-    let mut args = std::env::args_os();
+    let mut args = args.into_iter();
     let arg0 = args.next().unwrap_or_else(|| OsString::from("harness"));
     let err = std::process::Command::new("/proc/self/exe")
         .arg0(arg0)
@@ -391,10 +432,15 @@ fn read_sealed(fd: &OsStr) -> Result<Vault, SealError> {
         if k.is_empty() {
             continue;
         }
-        let map = if kind == b"s" {
-            &mut vault.vars
-        } else {
-            &mut vault.held
+        let map = match kind {
+            b"s" => &mut vault.vars,
+            b"a" => {
+                if let Ok(i) = text(k).parse() {
+                    vault.args.insert(i, text(v));
+                }
+                continue;
+            }
+            _ => &mut vault.held,
         };
         map.insert(text(k), text(v));
     }

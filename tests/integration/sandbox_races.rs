@@ -254,7 +254,25 @@ fn probe_secrets() -> Vec<(&'static str, String)> {
         ("SLACK_WEBHOOK", format!("{PREFIX}slack-{tail}")),
         // No secret by any rule: sealed away all the same.
         ("HF_HUB_SOMETHING", format!("{PREFIX}hfhub-{tail}")),
+        // Credentials in the `--base-url` argument (`/proc/<pid>/cmdline` is readable by all).
+        (BASE_URL_PASSWORD, format!("{PREFIX}password-{tail}")),
+        (BASE_URL_KEY, format!("{PREFIX}urlkey-{tail}")),
     ]
+}
+
+/// The names in [`probe_secrets`] of the base URL's password and `?key=`, not variables.
+const BASE_URL_PASSWORD: &str = "base URL password";
+const BASE_URL_KEY: &str = "base URL key";
+
+/// `base` (`http://host:port`) with the user-info password and the `key` of `secrets`.
+fn with_credentials(base: &str, secrets: &[(&str, String)]) -> String {
+    let of = |name: &str| &secrets.iter().find(|(n, _)| *n == name).unwrap().1;
+    let rest = base.strip_prefix("http://").unwrap();
+    format!(
+        "http://gateway-user:{}@{rest}?key={}",
+        of(BASE_URL_PASSWORD),
+        of(BASE_URL_KEY)
+    )
 }
 
 /// Looks for [`PREFIX`] (and its reverse) in the environment and readable memory of the
@@ -281,6 +299,10 @@ for pid in pids:
     except Exception as e:
         cmd = repr(e).encode()
     print("PID", pid, cmd.decode("latin-1"))
+    try:
+        look(pid, "cmdline", open("/proc/%s/cmdline" % pid, "rb").read())
+    except Exception as e:
+        print("cmdline denied", pid, type(e).__name__)
     try:
         look(pid, "environ", open("/proc/%s/environ" % pid, "rb").read())
         print("environ readable", pid)
@@ -353,12 +375,17 @@ fn run_probe(tier: Tier, uid: Option<u32>, secrets: &[(&str, String)]) -> Probed
         ])
         .args(["--sandbox", tier.name()])
         .arg("--base-url")
-        .arg(server.base_url())
+        .arg(with_credentials(&server.base_url(), secrets))
         .arg("--reports")
         .arg(root.join("reports"))
         .current_dir(&root)
         .env_remove("GITHUB_STEP_SUMMARY")
-        .envs(secrets.iter().map(|(k, v)| (*k, v.as_str())));
+        .envs(
+            secrets
+                .iter()
+                .filter(|(k, _)| !k.contains(' '))
+                .map(|(k, v)| (*k, v.as_str())),
+        );
     if let Some(uid) = uid {
         // The harness itself as an unprivileged user: its folders are that user's.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -450,8 +477,12 @@ fn the_probe_finds_a_secret_in_a_process_it_may_read() {
     // The same probe, same user, against a dumpable process holding a secret: found. So the
     // test above fails if the harness were readable.
     let secret = format!("{PREFIX}control-{:016x}", rand::random::<u64>());
-    let mut target = Command::new("sleep");
-    target.arg("30").env("CONTROL", &secret);
+    let in_argv = format!("{PREFIX}argv-{:016x}", rand::random::<u64>());
+    // `sh -c 'sleep 30' NAME`: NAME is the shell's `$0`, in its command line.
+    let mut target = Command::new("sh");
+    target
+        .args(["-c", "sleep 30", &in_argv])
+        .env("CONTROL", &secret);
     let mut probe = Command::new("python3");
     if is_root() {
         target.uid(65534).gid(65534);
@@ -471,6 +502,12 @@ fn the_probe_finds_a_secret_in_a_process_it_may_read() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains(&secret), "{stdout}");
     assert!(stdout.contains("mem readable"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("HIT") && l.contains(" cmdline ")),
+        "{stdout}"
+    );
 }
 
 // ------------------------------------------------------------------------------------------------
