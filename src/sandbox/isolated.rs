@@ -46,6 +46,11 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a sandbox whose run ended may take to end by itself before it is killed.
 const END_GRACE: Duration = Duration::from_secs(2);
 
+/// How long the supervisor may take to kill what a command left (a timed-out or aborted call)
+/// before the whole sandbox is killed from outside instead: a fork bomb of tens of thousands of
+/// processes leaves the supervisor, in the same sandbox, too little of the CPU to answer.
+const CLEAN_GRACE: Duration = Duration::from_secs(3);
+
 /// The most of bubblewrap's stderr kept to explain a failed start.
 const STDERR_KEPT: usize = 4096;
 
@@ -88,6 +93,15 @@ struct Control {
     /// The sandbox's network namespace, as its supervisor sent it when ready.
     network: Mutex<Option<OwnedFd>>,
     next_id: AtomicU64,
+    /// Kills the sandbox whole from outside ([`Control::abandon`]).
+    killer: Mutex<Option<Killer>>,
+}
+
+/// How to kill a sandbox whole: its first process, whose end ends every other (the kernel kills
+/// the rest of a PID namespace with its PID 1), or bubblewrap's process group.
+enum Killer {
+    Pidfd(OwnedFd),
+    Group(i32),
 }
 
 impl Control {
@@ -111,6 +125,32 @@ impl Control {
             .clone()
             .unwrap_or_else(|| "it was torn down".to_owned());
         io::Error::other(format!("the run's sandbox ended: {why}"))
+    }
+
+    /// Whether the sandbox is gone.
+    fn is_ended(&self) -> bool {
+        self.ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Kills the sandbox whole, from outside, and marks it gone (`why`).
+    fn abandon(&self, why: String) {
+        match &*self.killer.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(Killer::Pidfd(pidfd)) => {
+                let _gone =
+                    rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::KILL);
+            }
+            Some(Killer::Group(pgid)) => {
+                let _gone = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(*pgid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            None => {}
+        }
+        self.end(why);
     }
 
     /// Marks the sandbox gone: every waiting command learns it.
@@ -231,6 +271,11 @@ impl Process {
 }
 
 impl RunSandbox {
+    /// Whether the sandbox has ended (torn down, killed, or its supervisor gone).
+    pub(crate) fn is_ended(&self) -> bool {
+        self.control.is_ended()
+    }
+
     /// Makes the run's sandbox with `mounts` (working folder `cwd`) and its supervisor, and
     /// waits for the supervisor's first word. With bubblewrap, call it from a thread that lives
     /// as long as the run (a runtime's worker, not a blocking-pool thread): bubblewrap dies with
@@ -281,6 +326,10 @@ impl RunSandbox {
         let ours = std::os::unix::net::UnixStream::from(ours);
         ours.set_nonblocking(true)?;
         let (tx, rx) = mpsc::unbounded_channel();
+        let killer = match &process {
+            Process::Cloned { pidfd, .. } => pidfd.try_clone().ok().map(Killer::Pidfd),
+            Process::Bwrap { pgid, .. } => Some(Killer::Group(*pgid)),
+        };
         let control = Arc::new(Control {
             socket: UnixStream::from_std(ours)?,
             outgoing: tx,
@@ -288,6 +337,7 @@ impl RunSandbox {
             ended: Mutex::new(None),
             network: Mutex::new(None),
             next_id: AtomicU64::new(1),
+            killer: Mutex::new(killer),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
         tasks.push(tokio::spawn(read_replies(control.clone(), ready_tx)));
@@ -544,7 +594,13 @@ impl SandboxedCommand {
         }
         self.control
             .send(&Request::Clean { id: self.id }, Vec::new());
-        let _done = rx.await;
+        if tokio::time::timeout(CLEAN_GRACE, rx).await.is_err() {
+            // The run's later commands get a new sandbox (`Jail::spawn`).
+            self.control.abandon(format!(
+                "its supervisor had not killed what a command left within {CLEAN_GRACE:?} (a \
+                 fork bomb?), so the sandbox was killed whole"
+            ));
+        }
     }
 
     /// Asks for the command's processes to be killed, without waiting (a command dropped before

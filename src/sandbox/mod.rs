@@ -301,12 +301,13 @@ pub struct Jail {
     /// Whether the workspace and scratch folders could be handed to the commands' user.
     handed: Result<(), Arc<io::Error>>,
     /// The run's sandbox under `isolated`, started once (by [`Jail::prepare`] or the first
-    /// command) and torn down when the last clone of this jail goes.
+    /// command; again if it ended while the run goes on) and torn down when the last clone of
+    /// this jail goes.
     run: RunCell,
 }
 
-/// The run's sandbox, or why it could not be started.
-type RunCell = Arc<tokio::sync::OnceCell<Result<Arc<isolated::RunSandbox>, String>>>;
+/// The run's sandbox once started (or why it could not be), shared by the jail's clones.
+type RunCell = Arc<tokio::sync::Mutex<Option<Result<Arc<isolated::RunSandbox>, String>>>>;
 
 /// Why a file tool cannot use a path: outside the workspace, or the file system said no.
 #[derive(Debug, thiserror::Error)]
@@ -687,16 +688,21 @@ impl Jail {
             .root
             .clone()
             .unwrap_or_else(|| PathBuf::from("/"));
-        self.run
-            .get_or_init(|| async {
-                isolated::RunSandbox::start(maker, &self.mounts, &cwd)
-                    .await
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
+        let mut run = self.run.lock().await;
+        match &*run {
+            Some(Ok(sandbox)) if !sandbox.is_ended() => return Ok(sandbox.clone()),
+            Some(Err(e)) => return Err(io::Error::other(e.clone())),
+            // Not started yet, or ended while the run goes on (killed whole when its supervisor
+            // could not kill a fork bomb): a new one, with the same mounts (the workspace and
+            // the run's folders are the host's, and stay as they were).
+            _ => {}
+        }
+        let started = isolated::RunSandbox::start(maker, &self.mounts, &cwd)
             .await
-            .clone()
-            .map_err(io::Error::other)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        *run = Some(started.clone());
+        started.map_err(io::Error::other)
     }
 }
 

@@ -265,7 +265,8 @@ impl Supervisor {
             }
             Request::Clean { id } => {
                 if let Some(c) = self.commands.get(&id) {
-                    self.clean(c.pid, &c.tag);
+                    let (pid, tag) = (c.pid, c.tag.clone());
+                    self.clean(pid, &tag);
                 }
                 match self.commands.get_mut(&id) {
                     Some(c) if !c.running => {
@@ -280,16 +281,36 @@ impl Supervisor {
     }
 
     /// Kills the group of the command whose shell is `pid`, every process carrying `tag`, and
-    /// every orphan that carries no tag, pass after pass until none is left. What it kills is
-    /// reaped by the loop afterwards; a zombie is not counted as left.
-    fn clean(&self, pid: i32, tag: &str) {
+    /// every orphan that carries no tag, pass after pass until none is left, reaping what dies
+    /// as it goes; a zombie is not counted as left.
+    ///
+    /// When no other command of the run is running, every process of the sandbox but this one
+    /// is the command's (what earlier commands left was cleaned as they ended), so all of them
+    /// are killed at once (`kill(-1)`, which the kernel does while no process can fork) without
+    /// reading any: a fork bomb, tens of thousands of processes forking as fast as they die,
+    /// outran a scan that reads each process's environment, and held its call for good.
+    fn clean(&mut self, pid: i32, tag: &str) {
         let _gone = killpg(Pid::from_raw(pid), Signal::SIGKILL);
         let me = std::process::id() as i32;
         if me != 1 {
             return;
         }
+        let alone = !self
+            .commands
+            .values()
+            .any(|c| c.running && c.pid != pid && c.tag != tag);
         for _ in 0..MAX_PASSES {
-            let found = self.left_over(tag, me);
+            if alone {
+                // kill(2) with -1 from PID 1 of a namespace signals every other process of it.
+                let _gone = kill(Pid::from_raw(-1), Signal::SIGKILL);
+            }
+            // Their pids free again, and fewer entries to look at.
+            self.reap();
+            let found: Vec<i32> = if alone {
+                processes().filter(|p| *p != me && !is_zombie(*p)).collect()
+            } else {
+                self.left_over(tag, me)
+            };
             if found.is_empty() {
                 break;
             }
@@ -341,7 +362,15 @@ impl Supervisor {
                 .iter()
                 .all(|child| self.commands.values().any(|c| c.running && c.pid == *child))
         });
-        only_commands || self.left_over(tag, me).is_empty()
+        if only_commands {
+            return true;
+        }
+        // No other command running: anything in the sandbox is this one's, found without
+        // reading a process's environment (see `clean`).
+        if !self.commands.values().any(|c| c.running && c.tag != tag) {
+            return !processes().any(|p| p != me && !is_zombie(p));
+        }
+        self.left_over(tag, me).is_empty()
     }
 
     /// Reaps every child that has ended: a command's shell is reported, anything else (orphans,
@@ -396,6 +425,8 @@ fn kill_everything() {
         return;
     }
     for _ in 0..MAX_PASSES {
+        // Every other process of the namespace at once, while none can fork (see `clean`).
+        let _gone = kill(Pid::from_raw(-1), Signal::SIGKILL);
         let others: Vec<i32> = processes().filter(|p| *p != me && !is_zombie(*p)).collect();
         if others.is_empty() {
             return;

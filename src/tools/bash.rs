@@ -34,6 +34,11 @@ use crate::sandbox::output::{CappedFile, FULL_OUTPUT_CAP, cap_notice};
 /// How long Pi waits after the shell exits for the pipes to close (`waitForChildProcess`).
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
 
+/// How long a killed command (timed out, aborted) is waited for, its shell's end and its pipe's,
+/// before the call goes on to kill everything it started: the kill of its process group ends
+/// it at once, unless what it started left the group or outruns the kill.
+const KILLED_WAIT: Duration = Duration::from_secs(2);
+
 /// The most reads of [`READ_CHUNK`] taken from the pipe once the grace is over: more than a
 /// pipe holds (64 KiB by default, 1 MiB at most without privileges), so everything written
 /// before the exit is read, and a process left behind that writes on cannot keep the call.
@@ -122,6 +127,8 @@ async fn run_bash(
     let mut pipe_open = true;
     let mut exit: Option<std::process::ExitStatus> = None;
     let mut grace_end: Option<Instant> = None;
+    // Once killed (timed out, aborted): how long the shell's end and the pipe's are waited for.
+    let mut kill_end: Option<Instant> = None;
     let mut buf = vec![0u8; READ_CHUNK];
 
     loop {
@@ -146,13 +153,22 @@ async fn run_bash(
                 drain_now(&pipe, &mut buf, &mut output)?;
                 break;
             }
+            _ = sleep_until_opt(kill_end), if kill_end.is_some() => {
+                // Killed, and still not ended: what the command started outlives its group (a
+                // fork bomb keeps a sandbox's supervisor from answering). The kill of all of it
+                // below ends it, whatever it takes.
+                drain_now(&pipe, &mut buf, &mut output)?;
+                break;
+            }
             _ = sleep_until_opt(deadline), if deadline.is_some() && !timed_out => {
                 timed_out = true;
                 spawned.kill_group();
+                kill_end.get_or_insert(Instant::now() + KILLED_WAIT);
             }
             _ = ctx.cancel.cancelled(), if !aborted => {
                 aborted = true;
                 spawned.kill_group();
+                kill_end.get_or_insert(Instant::now() + KILLED_WAIT);
             }
         }
     }

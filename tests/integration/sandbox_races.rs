@@ -577,6 +577,120 @@ fn a_root_harness_runs_commands_as_nobody_outside_isolated() {
 // One sandbox per run
 // ------------------------------------------------------------------------------------------------
 
+/// The host pid of the process whose command line is `argv` (joined by spaces), waiting for it
+/// up to 5 s.
+fn host_pid_of(argv: &str) -> Option<i32> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < until {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+                continue;
+            };
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline)
+                .replace('\0', " ")
+                .trim_end()
+                == argv
+            {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
+}
+
+fn parent_of(pid: i32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_whose_supervisor_cannot_clean_in_time_is_killed_whole_and_replaced() {
+    // What a fork bomb does to the supervisor (tens of thousands of processes in its sandbox
+    // leave it almost no CPU), done here by stopping it: a timed-out call must still end, and
+    // the run's later commands get a new sandbox.
+    let Some(sandbox) = isolated_or_skip(
+        "a_sandbox_whose_supervisor_cannot_clean_in_time_is_killed_whole_and_replaced",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let scratch = Scratch::new().unwrap();
+    let mut ctx = ToolContext::new(&ws);
+    ctx.temp_dir = scratch.logs().to_path_buf();
+    ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+    let tools = Arc::new(ToolSet::new(&ToolSetSpec::all()).unwrap());
+    let ctx = Arc::new(ctx);
+    let unique = format!("31.{}", rand::random::<u32>());
+    let call = {
+        let (tools, ctx, unique) = (tools.clone(), ctx.clone(), unique.clone());
+        tokio::spawn(async move {
+            let args =
+                json!({"command": format!("echo $$ > /tmp/pid; sleep {unique}"), "timeout": 1});
+            let started = std::time::Instant::now();
+            let result = tools.call("bash", args, &ctx).await;
+            (text(&result), started.elapsed())
+        })
+    };
+    let sleeper = tokio::task::spawn_blocking(move || host_pid_of(&format!("sleep {unique}")))
+        .await
+        .unwrap()
+        .expect("the command started");
+    let supervisor = parent_of(sleeper);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(supervisor),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    let (said, took) = tokio::time::timeout(std::time::Duration::from_secs(60), call)
+        .await
+        .expect("the timed-out call ended")
+        .unwrap();
+    assert!(
+        said.ends_with("Command timed out after 1 seconds"),
+        "{said}"
+    );
+    // The timeout, the wait for the killed command, the supervisor's grace: not for good.
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    // The stopped supervisor was killed, and its sandbox with it.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for pid in [supervisor, sleeper] {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            state.is_empty()
+                || state
+                    .rsplit_once(')')
+                    .unwrap()
+                    .1
+                    .trim_start()
+                    .starts_with('Z'),
+            "{pid} lives on: {state}"
+        );
+    }
+    // A new sandbox for the rest of the run, with the run's folders: the same workspace, the
+    // same private /tmp (the old sandbox's command wrote its pid there).
+    std::fs::write(ws.join("kept.txt"), "kept\n").unwrap();
+    let again = text(
+        &tools
+            .call(
+                "bash",
+                json!({"command": "cat kept.txt; test -s /tmp/pid && echo same-tmp"}),
+                &ctx,
+            )
+            .await,
+    );
+    assert_eq!(again, "kept\nsame-tmp\n");
+}
+
 #[tokio::test]
 async fn a_runs_commands_share_one_sandbox_whose_supervisor_they_cannot_touch() {
     let Some(sandbox) =
