@@ -43,6 +43,34 @@ pub const ARG: &str = "__sandbox-supervisor";
 /// processes before any other.
 pub const OOM_SCORE_ADJ: &str = "1000";
 
+/// The most processes and threads the sandbox's commands may have at once, at least: a fork bomb
+/// stops there instead of filling the machine's process table. Machines with many cores get
+/// more ([`TASKS_PER_CORE`]): a check's build or test run starts about a thread per core in each
+/// of about a process per core.
+pub const MIN_TASKS: u64 = 4096;
+
+/// The tasks allowed per core, past [`MIN_TASKS`].
+pub const TASKS_PER_CORE: u64 = 256;
+
+/// Caps the tasks of this sandbox (`RLIMIT_NPROC`, which the commands inherit and cannot raise)
+/// at [`MIN_TASKS`], or [`TASKS_PER_CORE`] per core, or the limit it had if lower. The kernel
+/// counts them per user namespace (Linux 5.14 on), so only the sandbox's own count, from zero;
+/// it exempts root's user in any namespace, so a root harness's sandboxes stay uncapped.
+fn cap_tasks() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let cap = MIN_TASKS.max(TASKS_PER_CORE * cores);
+    let limit = getrlimit(Resource::Nproc);
+    let capped = |v: Option<u64>| Some(v.map_or(cap, |v| v.min(cap)));
+    let _ = setrlimit(
+        Resource::Nproc,
+        Rlimit {
+            current: capped(limit.current),
+            maximum: capped(limit.maximum),
+        },
+    );
+}
+
 /// Kill passes at most for one `clean`.
 const MAX_PASSES: usize = 50;
 
@@ -116,6 +144,7 @@ fn serve() -> io::Result<()> {
     // command that takes all memory ends its own run, not the harness with the suite, nor
     // another program of the user's. Raising it needs no privilege.
     let _ = std::fs::write("/proc/self/oom_score_adj", OOM_SCORE_ADJ);
+    cap_tasks();
     // Started by bubblewrap (not cloned from the sandbox maker, which set it already): the
     // limit on open files the harness started with, for the commands.
     if requested() {

@@ -691,6 +691,73 @@ async fn a_sandbox_whose_supervisor_cannot_clean_in_time_is_killed_whole_and_rep
     assert_eq!(again, "kept\nsame-tmp\n");
 }
 
+/// Lowers the sandbox's task limit to 30 (as a command may), forks sleepers until a fork fails,
+/// and prints how many it got and the hard limit it found.
+const FORK_UNTIL_REFUSED: &str = r#"
+import os, resource, time
+hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+resource.setrlimit(resource.RLIMIT_NPROC, (30, hard))
+kids = []
+try:
+    for i in range(100):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(10)
+            os._exit(0)
+        kids.append(pid)
+    print("forked", len(kids))
+except OSError as e:
+    print("refused after", len(kids))
+for k in kids:
+    os.kill(k, 9)
+print("hard", hard)
+"#;
+
+#[test]
+fn a_non_root_harness_s_sandbox_caps_its_tasks_and_counts_them_alone() {
+    // A fork bomb stops at the cap instead of filling the machine's process table. The kernel
+    // counts a user's tasks per user namespace: the sandbox's own, from zero, whatever else the
+    // user runs. Root's are never capped (the kernel exempts root's user), so the test runs the
+    // harness as nobody when it is root.
+    if isolated_or_skip("a_non_root_harness_s_sandbox_caps_its_tasks_and_counts_them_alone")
+        .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::write(dir.path().join("fork.py"), FORK_UNTIL_REFUSED).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness"));
+    cmd.args(["tool", "bash", "--sandbox", "isolated", "--args"])
+        .arg(json!({"command": "python3 fork.py"}).to_string())
+        .current_dir(dir.path());
+    if is_root() {
+        cmd.uid(65534).gid(65534).env("HOME", dir.path());
+    }
+    let out = cmd.output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let warned = String::from_utf8_lossy(&out.stderr);
+    if warned.contains("falling back") {
+        super::browser::skip(
+            "HARNESS_REQUIRE_SANDBOX",
+            &format!("a_non_root_harness_s_sandbox_caps_its_tasks_and_counts_them_alone: {warned}"),
+        );
+        return;
+    }
+    let cores = std::thread::available_parallelism().unwrap().get() as u64;
+    let cap = harness::sandbox::supervisor::MIN_TASKS
+        .max(harness::sandbox::supervisor::TASKS_PER_CORE * cores);
+    assert!(said.contains(&format!("hard {cap}")), "{said}");
+    // 30 tasks in all: the supervisor, bash and python among them.
+    let got: usize = said
+        .split("refused after ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no fork was refused: {said}"));
+    assert!((20..30).contains(&got), "{said}");
+}
+
 #[tokio::test]
 async fn a_runs_commands_share_one_sandbox_whose_supervisor_they_cannot_touch() {
     let Some(sandbox) =
