@@ -49,6 +49,16 @@ pub(crate) fn spawn(
     drop(cmd);
     let child = spawned?;
     let pgid = child.id().map(|p| p as i32);
+    if let Some(pid) = pgid {
+        // The first the kernel's OOM killer takes, as under `isolated`: a command that eats the
+        // memory ends its own run, not the harness and the suite. Set as the shell starts (std
+        // spawns without a fork of the harness, so not in the child): what it starts inherits
+        // it, but for what it forks in the first microseconds.
+        let _ = std::fs::write(
+            format!("/proc/{pid}/oom_score_adj"),
+            super::supervisor::OOM_SCORE_ADJ,
+        );
+    }
     Ok(Spawned {
         inner: Inner::Direct { child, pgid },
         tag,

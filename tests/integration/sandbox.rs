@@ -975,6 +975,28 @@ a.close(); c.close(); s.close()
 }
 
 #[tokio::test]
+async fn commands_are_the_first_the_oom_killer_takes_in_every_tier() {
+    // A command that eats the memory ends its own run, not the harness with the suite. What the
+    // command starts inherits it (the pause lets the shell's adjustment land first outside
+    // `isolated`, where it is set as the shell starts).
+    let mut sandboxes = vec![Sandbox::none(), Sandbox::detect(Some(Tier::Workspace))];
+    if let Some(sandbox) =
+        isolated_or_skip("commands_are_the_first_the_oom_killer_takes_in_every_tier")
+    {
+        sandboxes.push(sandbox);
+    }
+    for sandbox in sandboxes {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let scratch = Scratch::new().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let ask = json!({"command": "sleep 0.2; cat /proc/self/oom_score_adj"});
+        let got = call(&ctx, "bash", ask).await;
+        assert_eq!(text(&got), "1000\n", "{}", sandbox.name());
+    }
+}
+
+#[tokio::test]
 async fn background_setsid_and_nohup_children_die_with_the_call_unconfined() {
     nothing_left_behind(&Sandbox::none()).await;
     nothing_left_behind(&Sandbox::detect(Some(Tier::Workspace))).await;
