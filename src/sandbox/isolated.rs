@@ -196,6 +196,29 @@ impl Control {
     }
 }
 
+/// Whether the process of `pidfd` has ended, waiting at most `within`. A pidfd reads ready once
+/// its process has ended; looked at now and then (a sandbox's process is the sandbox maker's
+/// child: nothing here can wait for it).
+async fn pidfd_ended_within(pidfd: &OwnedFd, within: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut pause = Duration::from_micros(500);
+    loop {
+        let mut fds = [rustix::event::PollFd::new(
+            pidfd,
+            rustix::event::PollFlags::IN,
+        )];
+        let zero = rustix::event::Timespec::default();
+        if !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(0)) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
 /// One run's sandbox. Dropping it kills everything in it.
 pub(crate) struct RunSandbox {
     control: Arc<Control>,
@@ -222,27 +245,7 @@ impl Process {
             Process::Bwrap { child, .. } => {
                 tokio::time::timeout(within, child.wait()).await.is_ok()
             }
-            Process::Cloned { pidfd, .. } => {
-                // A pidfd reads ready once its process has ended; looked at now and then (it
-                // is the sandbox maker's child: nothing here can wait for it).
-                let deadline = tokio::time::Instant::now() + within;
-                let mut pause = Duration::from_micros(500);
-                loop {
-                    let mut fds = [rustix::event::PollFd::new(
-                        pidfd,
-                        rustix::event::PollFlags::IN,
-                    )];
-                    let zero = rustix::event::Timespec::default();
-                    if !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(0)) {
-                        return true;
-                    }
-                    if tokio::time::Instant::now() >= deadline {
-                        return false;
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(50));
-                }
-            }
+            Process::Cloned { pidfd, .. } => pidfd_ended_within(pidfd, within).await,
         }
     }
 
@@ -274,6 +277,25 @@ impl RunSandbox {
     /// Whether the sandbox has ended (torn down, killed, or its supervisor gone).
     pub(crate) fn is_ended(&self) -> bool {
         self.control.is_ended()
+    }
+
+    /// Waits, at most `within`, until the sandbox's first process has ended, which it does only
+    /// after every other process of the sandbox: a sandbox killed whole over a fork bomb holds
+    /// tens of thousands of process ids until then, and a new one made before would find none
+    /// free. At once when that cannot be known (bubblewrap's sandboxes).
+    pub(crate) async fn gone_within(&self, within: Duration) {
+        let pidfd = match &*self
+            .control
+            .killer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+        {
+            Some(Killer::Pidfd(pidfd)) => pidfd.try_clone().ok(),
+            _ => None,
+        };
+        if let Some(pidfd) = pidfd {
+            pidfd_ended_within(&pidfd, within).await;
+        }
     }
 
     /// Makes the run's sandbox with `mounts` (working folder `cwd`) and its supervisor, and

@@ -282,9 +282,15 @@ impl Sandbox {
     }
 
     /// Kills every process any command of this sandbox started that is still running (for the
-    /// end of the harness; each command's own end already kills its processes).
+    /// end of the harness; each command's own end already kills its processes). Under
+    /// `isolated` there is nothing to look for: every command ran in a run's sandbox, whose
+    /// processes end with it (and it with its maker), and a search of the harness's descendants
+    /// would read the environment of each process in them (after a fork bomb, tens of thousands
+    /// still dying: 18 s at the harness's end).
     pub fn kill_all(&self) {
-        self.tags.kill_everything();
+        if self.maker.is_none() {
+            self.tags.kill_everything();
+        }
     }
 }
 
@@ -305,6 +311,9 @@ pub struct Jail {
     /// this jail goes.
     run: RunCell,
 }
+
+/// How long a run whose sandbox was killed whole waits for it to be gone before the next.
+const SANDBOX_GONE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The run's sandbox once started (or why it could not be), shared by the jail's clones.
 type RunCell = Arc<tokio::sync::Mutex<Option<Result<Arc<isolated::RunSandbox>, String>>>>;
@@ -692,10 +701,11 @@ impl Jail {
         match &*run {
             Some(Ok(sandbox)) if !sandbox.is_ended() => return Ok(sandbox.clone()),
             Some(Err(e)) => return Err(io::Error::other(e.clone())),
-            // Not started yet, or ended while the run goes on (killed whole when its supervisor
-            // could not kill a fork bomb): a new one, with the same mounts (the workspace and
-            // the run's folders are the host's, and stay as they were).
-            _ => {}
+            // Ended while the run goes on (killed whole when its supervisor could not kill a
+            // fork bomb): a new one, with the same mounts (the workspace and the run's folders
+            // are the host's, and stay as they were), once the old one is gone.
+            Some(Ok(ended)) => ended.gone_within(SANDBOX_GONE_WAIT).await,
+            None => {}
         }
         let started = isolated::RunSandbox::start(maker, &self.mounts, &cwd)
             .await
