@@ -577,6 +577,18 @@ fn a_root_harness_runs_commands_as_nobody_outside_isolated() {
 // One sandbox per run
 // ------------------------------------------------------------------------------------------------
 
+/// A run's tool context under `sandbox`: a fresh workspace (canonical) and scratch folders, held
+/// by the folder and the scratch returned.
+fn run_context(sandbox: &Sandbox) -> (tempfile::TempDir, PathBuf, Scratch, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let scratch = Scratch::new().unwrap();
+    let mut ctx = ToolContext::new(&ws);
+    ctx.temp_dir = scratch.logs().to_path_buf();
+    ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+    (dir, ws, scratch, ctx)
+}
+
 /// The host pid of the process whose command line is `argv` (joined by spaces), waiting for it
 /// up to 5 s.
 fn host_pid_of(argv: &str) -> Option<i32> {
@@ -622,12 +634,7 @@ async fn a_sandbox_whose_supervisor_cannot_clean_in_time_is_killed_whole_and_rep
     ) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    let scratch = Scratch::new().unwrap();
-    let mut ctx = ToolContext::new(&ws);
-    ctx.temp_dir = scratch.logs().to_path_buf();
-    ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+    let (_dir, ws, _scratch, ctx) = run_context(&sandbox);
     let tools = Arc::new(ToolSet::new(&ToolSetSpec::all()).unwrap());
     let ctx = Arc::new(ctx);
     let unique = format!("31.{}", rand::random::<u32>());
@@ -765,12 +772,7 @@ async fn a_runs_commands_share_one_sandbox_whose_supervisor_they_cannot_touch() 
     else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().canonicalize().unwrap();
-    let scratch = Scratch::new().unwrap();
-    let mut ctx = ToolContext::new(&ws);
-    ctx.temp_dir = scratch.logs().to_path_buf();
-    ctx.jail = sandbox.jail(&ws).with_scratch(&scratch);
+    let (_dir, _ws, _scratch, ctx) = run_context(&sandbox);
     let tools = ToolSet::new(&ToolSetSpec::all()).unwrap();
     let bash = |command: &str| tools.call("bash", json!({"command": command}), &ctx);
     // PID 1 is the supervisor, the same for every command of the run.
