@@ -342,19 +342,22 @@ pub struct SharedLink {
     pub user: String,
 }
 
-/// [`SharedLink`] when `fd` is a regular file with more than one link that `user` does not own.
+/// [`SharedLink`] when `st` (of the file opened at `abs`) is a regular file with more than one
+/// link that `user` does not own.
 fn refuse_shared_link_of(
     abs: &Path,
-    fd: &impl std::os::fd::AsFd,
+    st: &rustix::fs::Stat,
     user: &user::CommandUser,
 ) -> Result<(), FsError> {
-    let st = rustix::fs::fstat(fd).map_err(io::Error::from)?;
     let regular = rustix::fs::FileType::from_raw_mode(st.st_mode).is_file();
     if regular && st.st_nlink > 1 && st.st_uid != user.uid {
+        // `nlink_t` is 64 bits on x86-64 and 32 on some other targets.
+        #[allow(clippy::unnecessary_cast)]
+        let links = st.st_nlink as u64;
         return Err(FsError::SharedLink(SharedLink {
             path: abs.to_path_buf(),
             owner: st.st_uid,
-            links: st.st_nlink as u64,
+            links,
             user: user.name.clone(),
         }));
     }
@@ -493,7 +496,10 @@ impl Jail {
         file: &impl std::os::fd::AsFd,
     ) -> Result<(), FsError> {
         match (&self.sandbox.user, &self.root) {
-            (Some(user), Some(_)) => refuse_shared_link_of(abs, file, user),
+            (Some(user), Some(_)) => {
+                let st = rustix::fs::fstat(file).map_err(io::Error::from)?;
+                refuse_shared_link_of(abs, &st, user)
+            }
             _ => Ok(()),
         }
     }
@@ -559,7 +565,8 @@ impl Jail {
             How::Read => {
                 let fd = open(how)?;
                 if confined {
-                    refuse_shared_link_of(abs, &fd, user)?;
+                    let st = rustix::fs::fstat(&fd).map_err(io::Error::from)?;
+                    refuse_shared_link_of(abs, &st, user)?;
                 }
                 Ok(fd.into())
             }
@@ -570,7 +577,7 @@ impl Jail {
                 let fd = open(How::Write)?;
                 let st = rustix::fs::fstat(&fd).map_err(io::Error::from)?;
                 if confined {
-                    refuse_shared_link_of(abs, &fd, user)?;
+                    refuse_shared_link_of(abs, &st, user)?;
                 }
                 if how == How::Truncate && rustix::fs::FileType::from_raw_mode(st.st_mode).is_file()
                 {
