@@ -34,7 +34,15 @@ pub fn validate(args: ValidateArgs) -> ExitCode {
     match tasks::load_suite(&args.tasks) {
         Ok(suite) => {
             let n = suite.tasks.len();
-            printer.data(&format!("{n} tasks in {} are valid", args.tasks.display()));
+            let (tasks, are) = if n == 1 {
+                ("task", "is")
+            } else {
+                ("tasks", "are")
+            };
+            printer.data(&format!(
+                "{n} {tasks} in {} {are} valid",
+                args.tasks.display()
+            ));
             ExitCode::SUCCESS
         }
         Err(errors) => {

@@ -459,9 +459,13 @@ pub fn run_options(
     options
 }
 
-/// Where `harness.yaml` is looked for: the tasks folder, then the current folder.
+/// Where `harness.yaml` is looked for: the tasks folder (the suite's, when it names one task), then
+/// the current folder.
 pub(crate) fn config_candidates(tasks: &std::path::Path) -> Vec<PathBuf> {
-    vec![tasks.join("harness.yaml"), PathBuf::from("harness.yaml")]
+    vec![
+        crate::tasks::suite_dir_of(tasks).join("harness.yaml"),
+        PathBuf::from("harness.yaml"),
+    ]
 }
 
 /// Turns `--model` values into selectors: `PROVIDER/MODEL`, or `MODEL` with `--provider`.

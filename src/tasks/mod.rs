@@ -325,8 +325,34 @@ impl fmt::Display for SuiteErrors {
     }
 }
 
-/// Loads every task of the suite in `dir`; any problem anywhere fails the whole load, and the
-/// error lists all of them.
+/// The one task folder `path` names, if it names one: a folder holding a `task.yaml`, or that
+/// file itself. Such a path selects that task alone, of the suite in its parent folder (whose
+/// `defaults.yaml` and `harness.yaml` apply), the way `harness run tasks/py-median` reads.
+pub fn task_folder_of(path: &Path) -> Option<PathBuf> {
+    if path.file_name().is_some_and(|n| n == "task.yaml") && path.is_file() {
+        return Some(path.parent().map_or_else(PathBuf::new, Path::to_path_buf));
+    }
+    path.join("task.yaml").is_file().then(|| path.to_path_buf())
+}
+
+/// The suite folder of `path`: the parent of a task folder ([`task_folder_of`]), else `path`.
+pub fn suite_dir_of(path: &Path) -> PathBuf {
+    match task_folder_of(path) {
+        Some(folder) => parent_or_here(&folder),
+        None => path.to_path_buf(),
+    }
+}
+
+/// The folder `folder` is in; `.` for a bare name (`harness run py-median` in the suite).
+fn parent_or_here(folder: &Path) -> PathBuf {
+    match folder.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Loads every task of the suite in `dir` (or the one task `dir` names, [`task_folder_of`]);
+/// any problem anywhere fails the whole load, and the error lists all of them.
 pub fn load_suite(dir: &Path) -> Result<Suite, SuiteErrors> {
     let (defaults, tasks, problems) = load(dir);
     if problems.is_empty() {
@@ -350,6 +376,11 @@ pub fn load_suite_lenient(dir: &Path) -> (Vec<Task>, Vec<TaskProblem>) {
 
 fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
     let mut problems = Vec::new();
+    if let Some(folder) = task_folder_of(dir) {
+        let defaults = load_suite_defaults(&parent_or_here(&folder), &mut problems);
+        let task = load_task(&folder, &defaults, &mut problems);
+        return (defaults, task.into_iter().collect(), problems);
+    }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) => {
@@ -361,12 +392,7 @@ fn load(dir: &Path) -> (SuiteDefaults, Vec<Task>, Vec<TaskProblem>) {
             return (SuiteDefaults::default(), Vec::new(), problems);
         }
     };
-    let defaults_path = dir.join(DEFAULTS_FILE);
-    let defaults = if defaults_path.exists() {
-        load_defaults(&defaults_path, &mut problems).unwrap_or_default()
-    } else {
-        SuiteDefaults::default()
-    };
+    let defaults = load_suite_defaults(dir, &mut problems);
     let mut folders: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
@@ -422,6 +448,17 @@ fn id_owners(loaded: &[(PathBuf, Task)]) -> BTreeMap<String, PathBuf> {
         }
     }
     owners
+}
+
+/// The `defaults.yaml` of the suite in `dir`, if it has one (a broken one is reported and
+/// ignored).
+fn load_suite_defaults(dir: &Path, problems: &mut Vec<TaskProblem>) -> SuiteDefaults {
+    let path = dir.join(DEFAULTS_FILE);
+    if path.exists() {
+        load_defaults(&path, problems).unwrap_or_default()
+    } else {
+        SuiteDefaults::default()
+    }
 }
 
 fn load_defaults(path: &Path, problems: &mut Vec<TaskProblem>) -> Option<SuiteDefaults> {

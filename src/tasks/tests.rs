@@ -193,6 +193,54 @@ fn defaults_merge_and_tasks_override() {
 }
 
 #[test]
+fn a_task_folder_is_that_task_alone_under_its_suite_s_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(DEFAULTS_FILE),
+        "system_prompt: suite prompt\ntags: [suite]\n",
+    );
+    task_dir(
+        dir.path(),
+        "a",
+        "id: a\nprompt: p\nchecks: [{run: 'true'}]\n",
+    );
+    // A broken sibling is not the chosen task's problem.
+    task_dir(dir.path(), "broken", "id: broken\n");
+    let folder = dir.path().join("a");
+    for given in [folder.clone(), folder.join("task.yaml")] {
+        assert_eq!(task_folder_of(&given).as_deref(), Some(folder.as_path()));
+        assert_eq!(suite_dir_of(&given), dir.path());
+        let suite = load_suite(&given).unwrap();
+        let [a] = &suite.tasks[..] else {
+            panic!("one task from {}: {:?}", given.display(), suite.tasks)
+        };
+        assert_eq!(a.id, "a");
+        assert_eq!(a.dir, folder);
+        assert_eq!(a.system_prompt.as_deref(), Some("suite prompt"));
+        assert_eq!(a.tags, ["suite"]);
+    }
+    // The suite folder is still every task, and the broken one is a problem there.
+    assert_eq!(task_folder_of(dir.path()), None);
+    assert_eq!(suite_dir_of(dir.path()), dir.path());
+    let (tasks, problems) = load_suite_lenient(dir.path());
+    assert_eq!(tasks.len(), 1);
+    assert!(
+        messages(&problems).iter().any(|m| m.contains("broken")),
+        "{problems:?}"
+    );
+    // The chosen task's own problems are still said, with its file.
+    let err = load_suite(&dir.path().join("broken")).unwrap_err();
+    assert!(
+        messages(&err.problems)
+            .iter()
+            .all(|m| m.contains("broken/task.yaml")),
+        "{err}"
+    );
+    // A bare name is a task of the suite in the current folder.
+    assert_eq!(parent_or_here(Path::new("py-median")), Path::new("."));
+}
+
+#[test]
 fn a_task_without_limits_gets_the_harness_limits() {
     let dir = tempfile::tempdir().unwrap();
     task_dir(

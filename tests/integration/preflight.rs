@@ -430,3 +430,37 @@ fn a_task_whose_requirement_is_missing_is_skipped_up_front_and_the_rest_run() {
     );
     assert!(outcome("sh-args").contains(",passed,"), "{csv}");
 }
+
+#[test]
+fn a_task_folder_runs_that_task_alone_with_its_suite_s_config() {
+    let dir = shipped("sh-args");
+    // A broken task beside it is not the chosen task's problem.
+    std::fs::create_dir_all(dir.path().join("tasks/broken/repo")).unwrap();
+    std::fs::write(dir.path().join("tasks/broken/task.yaml"), "id: broken\n").unwrap();
+    let (code, stdout, stderr) = harness(dir.path(), &["run", "tasks/sh-args"], &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("4 runs: 4 passed"), "{stdout}");
+    assert!(!stderr.contains("broken"), "{stderr}");
+    let (code, stdout, stderr) = harness(dir.path(), &["validate", "tasks/sh-args/task.yaml"], &[]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "1 task in tasks/sh-args/task.yaml is valid\n"),
+        "{stderr}"
+    );
+    // The suite's harness.yaml is the one read (its provider is checked before any run).
+    std::fs::write(
+        dir.path().join("tasks/harness.yaml"),
+        "providers:\n  box:\n    api: openai-completions\n    base_url: 127.0.0.1:8000/v1\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = harness(
+        dir.path(),
+        &["run", "tasks/sh-args", "--model", "box/m"],
+        &[],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error: tasks/harness.yaml: provider `box`: base_url"),
+        "{stderr}"
+    );
+}
