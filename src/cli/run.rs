@@ -157,10 +157,23 @@ async fn run_async(
     if !problems.is_empty() {
         return printer.problems(&problems);
     }
+    if !args.tasks.exists() {
+        return usage(
+            printer,
+            &format!("no task suite at {}", args.tasks.display()),
+            "run from the folder that holds `tasks/`, or name the suite's folder (or one \
+             task's): `harness run path/to/tasks`",
+        );
+    }
     let (all_tasks, task_problems) = tasks::load_suite_lenient(&args.tasks);
     for problem in &task_problems {
         printer.error(&problem.to_string());
     }
+    let ids: Vec<String> = all_tasks.iter().map(|t| t.id.clone()).collect();
+    let known_tags: std::collections::BTreeSet<String> = all_tasks
+        .iter()
+        .flat_map(|t| t.tags.iter().cloned())
+        .collect();
     let selected = match tasks::filter(all_tasks, &args.task_globs, &args.tags) {
         Ok(selected) => selected,
         Err(e) => {
@@ -171,6 +184,11 @@ async fn run_async(
             );
         }
     };
+    if selected.is_empty() && !ids.is_empty() {
+        let (message, hint) =
+            selects_nothing(&args.task_globs, &args.tags, &ids, &known_tags, &args.tasks);
+        return usage(printer, &message, &hint);
+    }
     let reports_existed = args.reports.exists();
     let report_dir = match &continuing {
         Some(c) => c.dir.clone(),
@@ -275,6 +293,54 @@ fn failed(printer: &Printer, e: SuiteError) -> ExitCode {
         SuiteError::Refused(problems) => printer.problems(&problems),
         SuiteError::Failed(message) => internal(printer, &message),
     }
+}
+
+/// What to say when `--task` and `--tag` leave none of the suite's tasks: a typo is the usual
+/// cause, so the ids (the first few) and the tags the suite has are listed.
+fn selects_nothing(
+    globs: &[String],
+    tags: &[String],
+    ids: &[String],
+    known_tags: &std::collections::BTreeSet<String>,
+    suite: &std::path::Path,
+) -> (String, String) {
+    let flags: Vec<String> = globs
+        .iter()
+        .map(|g| format!("`--task {g}`"))
+        .chain(tags.iter().map(|t| format!("`--tag {t}`")))
+        .collect();
+    let message = format!(
+        "{} {} none of the {} task(s) in {}",
+        flags.join(" and "),
+        if flags.len() == 1 { "matches" } else { "match" },
+        ids.len(),
+        suite.display()
+    );
+    let mut hints = Vec::new();
+    if !globs.is_empty() {
+        hints.push(format!(
+            "`--task` matches task ids (globs such as `py-*`); the ids are {}",
+            first_few(ids.iter())
+        ));
+    }
+    if !tags.is_empty() {
+        hints.push(if known_tags.is_empty() {
+            "no task has a tag".to_owned()
+        } else {
+            format!("the tags are {}", first_few(known_tags.iter()))
+        });
+    }
+    (message, hints.join("; "))
+}
+
+/// The first dozen of `items`, and how many more.
+fn first_few<'a>(items: impl ExactSizeIterator<Item = &'a String>) -> String {
+    const SHOWN: usize = 12;
+    let n = items.len();
+    let mut shown: Vec<&str> = items.take(SHOWN).map(String::as_str).collect();
+    let more = (n > SHOWN).then(|| format!("and {} more", n - SHOWN));
+    shown.extend(more.as_deref());
+    shown.join(", ")
 }
 
 fn usage(printer: &Printer, message: &str, hint: &str) -> ExitCode {

@@ -464,3 +464,34 @@ fn a_task_folder_runs_that_task_alone_with_its_suite_s_config() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_filter_that_selects_no_task_names_the_ids_and_tags_there_are() {
+    refused(
+        &["--task", "load-trivail"],
+        None,
+        "error: `--task load-trivail` matches none of the 1 task(s) in tasks\n\
+         hint: `--task` matches task ids (globs such as `py-*`); the ids are load-trivial\n",
+    );
+    refused(
+        &["--task", "load-*", "--tag", "python"],
+        None,
+        "error: `--task load-*` and `--tag python` match none of the 1 task(s) in tasks\n\
+         hint: `--task` matches task ids (globs such as `py-*`); the ids are load-trivial; no \
+         task has a tag\n",
+    );
+}
+
+#[test]
+fn no_suite_where_it_is_looked_for_says_where_to_run_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = harness(dir.path(), &["run"], &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert_eq!(
+        stderr,
+        "error: no task suite at tasks\n\
+         hint: run from the folder that holds `tasks/`, or name the suite's folder (or one \
+         task's): `harness run path/to/tasks`\n"
+    );
+    assert!(!dir.path().join("reports").exists());
+}
