@@ -33,7 +33,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use rustix::event::{PollFd, PollFlags, poll};
 
-use super::process::{TAG_VAR, own_process_children, resolve_program};
+use super::process::{TAG_VAR, resolve_program};
 use super::wire::{self, Reply, Request};
 
 /// The argument that starts the binary as a supervisor.
@@ -58,7 +58,7 @@ pub const TASKS_PER_CORE: u64 = 256;
 /// it exempts root's user in any namespace, so a root harness's sandboxes stay uncapped.
 fn cap_tasks() {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let cores = count_cores();
     let cap = MIN_TASKS.max(TASKS_PER_CORE * cores);
     let limit = getrlimit(Resource::Nproc);
     let capped = |v: Option<u64>| Some(v.map_or(cap, |v| v.min(cap)));
@@ -69,6 +69,14 @@ fn cap_tasks() {
             maximum: capped(limit.maximum),
         },
     );
+}
+
+/// The cores this process may use, counted once: the sandbox maker counts them before it makes
+/// any sandbox, and each supervisor it clones has the count (reading the cgroup's quota files
+/// anew cost every sandbox a dozen system calls).
+pub(crate) fn count_cores() -> u64 {
+    static CORES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u64))
 }
 
 /// Kill passes at most for one `clean`.
@@ -258,7 +266,8 @@ impl Supervisor {
                     .env_clear()
                     .envs(env.iter().map(|(k, v)| (k, v)))
                     .env(TAG_VAR, &tag)
-                    .stdin(Stdio::null())
+                    // This process's standard input is /dev/null (see `serve`): no open per spawn.
+                    .stdin(Stdio::inherit())
                     .stdout(Stdio::from(stdout))
                     .stderr(Stdio::from(stderr));
                 std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -383,10 +392,10 @@ impl Supervisor {
     /// process, when this supervisor's (PID 1's) children are only the shells of commands still
     /// running: every process of the sandbox descends from PID 1, and one the command left is
     /// either re-parented here or below such a process of its own (a subreaper it made), never
-    /// below another command's shell. Else, or without `/proc/self/task/*/children`, by
+    /// below another command's shell. Else, or without `/proc/thread-self/children`, by
     /// [`Supervisor::left_over`].
     fn nothing_left(&self, tag: &str, me: i32) -> bool {
-        let only_commands = own_process_children().is_some_and(|children| {
+        let only_commands = own_children_here().is_some_and(|children| {
             children
                 .iter()
                 .all(|child| self.commands.values().any(|c| c.running && c.pid == *child))
@@ -445,6 +454,28 @@ impl Supervisor {
             clean,
         });
     }
+}
+
+/// This process's children, from its thread's `children` list (it has one thread): one open
+/// and one read, without listing `/proc/self/task`; `None` when the kernel keeps no such lists.
+fn own_children_here() -> Option<Vec<i32>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open("/proc/thread-self/children").ok()?;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(
+        text.split(|b| b.is_ascii_whitespace())
+            .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
+            .collect(),
+    )
 }
 
 /// Every process of the sandbox but this one, killed (the harness is gone).

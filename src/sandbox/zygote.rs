@@ -390,6 +390,8 @@ fn serve() -> io::Result<()> {
     // The sandboxes' commands get the limit on open files the harness started with, not the
     // one it raised for itself.
     super::process::open_files_limit_from_args()?;
+    // Once for every sandbox it makes (each reads it from its copy of this memory).
+    super::supervisor::count_cores();
     let socket = io::stdin().as_fd().try_clone_to_owned()?;
     {
         let null = std::fs::File::open("/dev/null")?;
