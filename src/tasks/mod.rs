@@ -343,8 +343,12 @@ pub fn suite_dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// The folder `folder` is in; `.` for a bare name (`harness run py-median` in the suite).
+/// The folder `folder` is in: `.` for a bare name (`harness run py-median` in the suite), `..`
+/// for `.` (`harness run .` in the task's folder).
 fn parent_or_here(folder: &Path) -> PathBuf {
+    if folder.file_name().is_none() {
+        return folder.join("..");
+    }
     match folder.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),

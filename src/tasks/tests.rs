@@ -238,6 +238,11 @@ fn a_task_folder_is_that_task_alone_under_its_suite_s_defaults() {
     );
     // A bare name is a task of the suite in the current folder.
     assert_eq!(parent_or_here(Path::new("py-median")), Path::new("."));
+    assert_eq!(parent_or_here(Path::new(".")), Path::new("./.."));
+    assert_eq!(
+        parent_or_here(Path::new("tasks/py-median/")),
+        Path::new("tasks")
+    );
 }
 
 #[test]
