@@ -18,8 +18,8 @@
 //! same user inside cannot ptrace it or read its memory or descriptors. It refuses to run as
 //! anything but PID 1: only there is "every process it can see" the run's.
 //!
-//! Depends on [`super::wire`] and, of [`super::process`], the tag variable, the program lookup
-//! and the list of this process's children only; nothing here runs in the harness.
+//! Depends on [`super::wire`] and, of [`super::process`], the tag variable and the program
+//! lookup only; nothing here runs in the harness.
 
 use std::collections::HashMap;
 use std::io;
