@@ -128,11 +128,15 @@ async fn run_async(
     let models = match model_selectors(&args.models, args.provider.as_deref()) {
         Ok(models) => models,
         Err(e) => {
-            return usage(
-                printer,
-                &e,
-                "for example `--model anthropic/claude-sonnet-4-5`",
-            );
+            let hint = args
+                .models
+                .iter()
+                .find_map(|m| {
+                    let provider = provider_of_model(m)?;
+                    Some(format!("did you mean `--model {provider}/{m}`?"))
+                })
+                .unwrap_or_else(|| "for example `--model anthropic/claude-sonnet-4-5`".to_owned());
+            return usage(printer, &e, &hint);
         }
     };
     let (config, config_path) = match HarnessConfig::load_first(&config_candidates(&args.tasks)) {
@@ -293,6 +297,26 @@ fn failed(printer: &Printer, e: SuiteError) -> ExitCode {
         SuiteError::Refused(problems) => printer.problems(&problems),
         SuiteError::Failed(message) => internal(printer, &message),
     }
+}
+
+/// The built-in provider a model id without one most likely belongs to, by its family's prefix
+/// (`gpt-4o` is OpenAI's): for the hint when `--model` lacks its `PROVIDER/`.
+fn provider_of_model(model: &str) -> Option<&'static str> {
+    if model.contains('/') {
+        return None;
+    }
+    let families: [(&[&str], &str); 5] = [
+        (&["claude"], "anthropic"),
+        (&["gpt-", "o1", "o3", "o4", "chatgpt"], "openai"),
+        (&["gemini"], "google"),
+        (&["grok"], "xai"),
+        (&["deepseek"], "deepseek"),
+    ];
+    let lower = model.to_ascii_lowercase();
+    families
+        .iter()
+        .find(|(prefixes, _)| prefixes.iter().any(|p| lower.starts_with(p)))
+        .map(|(_, provider)| *provider)
 }
 
 /// What to say when `--task` and `--tag` leave none of the suite's tasks: a typo is the usual

@@ -495,3 +495,29 @@ fn no_suite_where_it_is_looked_for_says_where_to_run_from() {
     );
     assert!(!dir.path().join("reports").exists());
 }
+
+#[test]
+fn a_model_without_its_provider_gets_the_likely_one_suggested() {
+    for (model, provider) in [
+        ("gpt-4o", "openai"),
+        ("claude-sonnet-4-5", "anthropic"),
+        ("gemini-2.5-pro", "google"),
+    ] {
+        refused(
+            &["--model", model],
+            None,
+            &format!(
+                "error: `{model}` is not a model selector: expected PROVIDER/MODEL, for example \
+                 anthropic/claude-sonnet-4-5\n\
+                 hint: did you mean `--model {provider}/{model}`?\n"
+            ),
+        );
+    }
+    refused(
+        &["--model", "mystery"],
+        None,
+        "error: `mystery` is not a model selector: expected PROVIDER/MODEL, for example \
+         anthropic/claude-sonnet-4-5\n\
+         hint: for example `--model anthropic/claude-sonnet-4-5`\n",
+    );
+}
