@@ -445,7 +445,9 @@ pub fn read_session(path: &Path, leaf: Option<&str>) -> Result<PiSession, Sessio
     if header_value.get("type").and_then(Value::as_str) != Some("session") {
         return Err(not_a_session(
             *header_line,
-            "the first line is not a `session` header (is this a Claude Code transcript? pass `--from claude-code`)".to_owned(),
+            "the first line is not a `session` header, which a Pi session opens with (a Claude \
+             Code transcript? `harness edits extract --from claude-code` reads those)"
+                .to_owned(),
         ));
     }
     let header: PiHeader = serde_json::from_value(header_value)

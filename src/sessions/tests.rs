@@ -74,6 +74,23 @@ fn a_byte_order_mark_before_the_first_line_is_no_part_of_it() {
 }
 
 #[test]
+fn a_file_that_is_not_a_pi_session_says_what_one_opens_with_and_who_reads_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Claude Code transcript's first line.
+    let file = write(
+        dir.path(),
+        "cc.jsonl",
+        &[json!({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}})],
+    );
+    let err = read_session(&file, None).unwrap_err().to_string();
+    assert!(
+        err.contains("not a `session` header, which a Pi session opens with")
+            && err.contains("`harness edits extract --from claude-code` reads those"),
+        "{err}"
+    );
+}
+
+#[test]
 fn version_1_is_a_line_with_index_compactions_and_header_settings() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(
