@@ -347,6 +347,10 @@ pub enum ManifestError {
         "{0} has no report.json\nhint: pass a report folder written by `harness run` (an older harness wrote none; run the suite again)"
     )]
     Missing(PathBuf),
+    #[error(
+        "{0} does not exist\nhint: pass a report folder written by `harness run` (reports/<timestamp>)"
+    )]
+    NoFolder(PathBuf),
     #[error("failed to read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -372,7 +376,9 @@ impl Manifest {
     pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
         let path = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
+            if source.kind() == std::io::ErrorKind::NotFound && !dir.exists() {
+                ManifestError::NoFolder(dir.to_path_buf())
+            } else if source.kind() == std::io::ErrorKind::NotFound {
                 ManifestError::Missing(dir.to_path_buf())
             } else {
                 ManifestError::Read {
@@ -495,6 +501,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = Manifest::read(dir.path()).unwrap_err();
         assert!(err.to_string().contains("has no report.json"), "{err}");
+        let gone = dir.path().join("gone");
+        let err = Manifest::read(&gone).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{} does not exist\n", gone.display())),
+            "{err}"
+        );
         let m = Manifest {
             format: MANIFEST_FORMAT,
             harness_version: "1".into(),
