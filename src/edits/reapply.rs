@@ -691,12 +691,12 @@ pub fn render_markdown(summary: &Summary, cases: &[Case]) -> String {
     for p in &summary.pairs {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {:.3e} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             names[p.a],
             names[p.b],
             p.only_a.len(),
             p.only_b.len(),
-            p.p_value,
+            crate::reports::paired::p_value(p.p_value),
             p.disagree.len()
         );
     }

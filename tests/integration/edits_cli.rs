@@ -122,6 +122,15 @@ fn perturb_then_compare_writes_the_csv_and_the_summary() {
         "{stdout}"
     );
     assert!(stdout.contains("| exact | safe |"), "{stdout}");
+    // The pair's p-value is written as the paired report writes one: `0.125`, `1.000`, or two
+    // significant places below 0.001 (`6.9e-18`, not `6.900e-18`; `1.000`, not `1.000e0`).
+    let pair = stdout
+        .lines()
+        .find(|l| l.starts_with("| exact | safe |"))
+        .unwrap();
+    let p = pair.split('|').nth(5).unwrap().trim();
+    let value: f64 = p.parse().unwrap();
+    assert_eq!(p, harness::reports::paired::p_value(value), "{pair}");
     let csv = std::fs::read_to_string(Path::new(corpus).join("edits-compare.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 2 * (calls - 2));
     assert!(csv.starts_with("line,task,run,turn,call_id,path,kind,strategy,parse,locate,tiers,score,apply,correct,failure,near_copy_line\n"));
