@@ -108,8 +108,9 @@ pub fn report_snapshot(printer: &Printer, file: &std::path::Path, verdict: &Snap
             }
             printer.message(&match proposed {
                 Some(p) => format!(
-                    "hint: the new table is in {}; `harness review --accept` keeps it, `--reject` drops it",
-                    p.display()
+                    "hint: the new table is in {}; `{} --accept` keeps it, `--reject` drops it",
+                    p.display(),
+                    super::cassettes::review_command_for(p)
                 ),
                 None => "hint: under CI nothing is written; run it locally and `harness review` \
                          the result"

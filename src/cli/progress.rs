@@ -222,8 +222,9 @@ impl Reporter for Progress {
             }
             RunnerEvent::CassetteProposed { path, .. } if self.mode != Mode::Quiet => {
                 lines.push(format!(
-                    "   re-recorded cassette written to {} (review it with `harness review`)",
-                    path.display()
+                    "   re-recorded cassette written to {} (review it with `{}`)",
+                    path.display(),
+                    super::cassettes::review_command_for(path)
                 ));
             }
             // The same note for many runs (a replay under another strategy) is said once.

@@ -521,3 +521,50 @@ fn a_model_without_its_provider_gets_the_likely_one_suggested() {
          hint: for example `--model anthropic/claude-sonnet-4-5`\n",
     );
 }
+
+#[test]
+fn the_review_a_pending_snapshot_is_pointed_to_finds_it() {
+    let dir = shipped("sh-args");
+    // Outside the folder `harness review` looks in by default: the hint names its folder.
+    let (code, _, stderr) = harness(
+        dir.path(),
+        &["run", "tasks/sh-args", "--snapshot", "snaps/one.snap"],
+        &[],
+    );
+    assert_eq!(code, 103, "{stderr}");
+    assert!(
+        stderr.contains(
+            "hint: the new table is in snaps/one.snap.new; `harness review snaps --accept` keeps \
+             it, `--reject` drops it"
+        ),
+        "{stderr}"
+    );
+    let (code, _, stderr) = harness(dir.path(), &["review", "snaps"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("1 pending: `harness review snaps --accept [GLOB]` keeps them"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = harness(dir.path(), &["review", "snaps", "--accept"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) = harness(
+        dir.path(),
+        &["run", "tasks/sh-args", "--snapshot", "snaps/one.snap"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("snapshot snaps/one.snap matches"),
+        "{stderr}"
+    );
+    // Under the default folder, the bare command.
+    let (_, _, stderr) = harness(
+        dir.path(),
+        &["run", "tasks/sh-args", "--snapshot", "cassettes/one.snap"],
+        &[],
+    );
+    assert!(
+        stderr.contains("`harness review --accept` keeps it"),
+        "{stderr}"
+    );
+}
