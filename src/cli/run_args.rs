@@ -19,7 +19,8 @@ use crate::sandbox::secrets;
 /// Arguments of `harness run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The tasks folder (one sub-folder per task, each with task.yaml and repo/).
+    /// The tasks folder (one sub-folder per task, each with task.yaml and repo/), or one task's
+    /// folder: that task alone, under its suite's defaults.yaml and harness.yaml.
     #[arg(default_value = "tasks")]
     pub tasks: PathBuf,
 
@@ -140,7 +141,7 @@ pub struct RunArgs {
 /// Arguments of `harness validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The tasks folder.
+    /// The tasks folder, or one task's folder.
     #[arg(default_value = "tasks")]
     pub tasks: PathBuf,
 
