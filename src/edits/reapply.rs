@@ -1021,7 +1021,7 @@ mod tests {
         // The call without gold still shows where the two differ.
         assert_eq!(pair.disagree, vec![0, 1, 4]);
         let md = render_markdown(&summary, &cases);
-        assert!(md.contains("| exact | pi | 0 | 2 | 5.000e-1 | 3 |"), "{md}");
+        assert!(md.contains("| exact | pi | 0 | 2 | 0.500 | 3 |"), "{md}");
         assert!(md.contains("Different results, no gold (1)"), "{md}");
         let mut csv = Vec::new();
         write_csv(&mut csv, &cases, &names, &results).unwrap();
