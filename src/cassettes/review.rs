@@ -16,6 +16,34 @@ use super::normalize::cap_lines_at;
 /// Lines of a pending file's diff shown at most.
 pub const REVIEW_DIFF_LINES: usize = 120;
 
+/// Where `harness review` looks when given no folder.
+pub const REVIEW_ROOT: &str = "cassettes";
+
+/// The `harness review` that finds the `.new` files under `roots`: the default root unnamed.
+pub fn review_command<P: AsRef<Path>>(roots: &[P]) -> String {
+    let named: Vec<String> = roots
+        .iter()
+        .map(|r| r.as_ref().display().to_string())
+        .collect();
+    if named.is_empty() || named == [REVIEW_ROOT] {
+        "harness review".to_owned()
+    } else {
+        format!("harness review {}", named.join(" "))
+    }
+}
+
+/// The `harness review` that finds the pending file `new`: bare when `new` is under the default
+/// root, else naming its folder (a snapshot or `--cassettes` elsewhere).
+pub fn review_command_for(new: &Path) -> String {
+    if new.starts_with(REVIEW_ROOT) {
+        return review_command::<&str>(&[]);
+    }
+    match new.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(folder) => review_command(&[folder]),
+        None => review_command(&["."]),
+    }
+}
+
 /// What a pending file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PendingKind {
@@ -177,5 +205,27 @@ mod tests {
         let d = text_diff(&old, &new, "a", "b");
         assert!(d.contains("more diff lines"), "{d}");
         assert!(d.lines().count() <= REVIEW_DIFF_LINES + 1);
+    }
+
+    #[test]
+    fn the_review_command_names_the_folder_unless_it_is_the_default() {
+        assert_eq!(
+            review_command_for(Path::new("cassettes/suite.snap.new")),
+            "harness review"
+        );
+        assert_eq!(
+            review_command_for(Path::new("cassettes/py-median/a--b.yaml.new")),
+            "harness review"
+        );
+        assert_eq!(
+            review_command_for(Path::new("/tmp/x/suite.snap.new")),
+            "harness review /tmp/x"
+        );
+        assert_eq!(
+            review_command_for(Path::new("suite.snap.new")),
+            "harness review ."
+        );
+        assert_eq!(review_command(&["cassettes"]), "harness review");
+        assert_eq!(review_command(&["a", "b"]), "harness review a b");
     }
 }

@@ -51,39 +51,11 @@ pub struct UpgradeArgs {
     pub cassettes: PathBuf,
 }
 
-/// Where `harness review` looks when given no folder.
-pub const REVIEW_ROOT: &str = "cassettes";
-
-/// The `harness review` that finds the `.new` files under `roots`: the default root unnamed.
-pub fn review_command<P: AsRef<std::path::Path>>(roots: &[P]) -> String {
-    let named: Vec<String> = roots
-        .iter()
-        .map(|r| r.as_ref().display().to_string())
-        .collect();
-    if named.is_empty() || named == [REVIEW_ROOT] {
-        "harness review".to_owned()
-    } else {
-        format!("harness review {}", named.join(" "))
-    }
-}
-
-/// The `harness review` that finds the pending file `new`: bare when `new` is under the default
-/// root, else naming its folder (a snapshot or `--cassettes` elsewhere).
-pub fn review_command_for(new: &std::path::Path) -> String {
-    if new.starts_with(REVIEW_ROOT) {
-        return review_command::<&str>(&[]);
-    }
-    match new.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(folder) => review_command(&[folder]),
-        None => review_command(&["."]),
-    }
-}
-
 /// Arguments of `harness review`.
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// Folders to look for `.new` files in (recursively).
-    #[arg(default_value = REVIEW_ROOT)]
+    #[arg(default_value = crate::cassettes::review::REVIEW_ROOT)]
     pub roots: Vec<PathBuf>,
     /// Accept the pending files matching GLOB (all without one): each `.new` replaces its file.
     #[arg(long, value_name = "GLOB", num_args = 0..=1, default_missing_value = "*", conflicts_with = "reject")]
@@ -277,7 +249,7 @@ pub fn review(args: ReviewArgs) -> ExitCode {
         stderr!(
             "{} pending: `{} --accept [GLOB]` keeps them, `--reject [GLOB]` drops them",
             pending.len(),
-            review_command(&args.roots)
+            crate::cassettes::review::review_command(&args.roots)
         );
         return ExitCode::SUCCESS;
     };
@@ -356,33 +328,4 @@ fn describe(p: &Pending) -> String {
         &p.path.display().to_string(),
     );
     format!("{}: {what}\n{diff}", p.target.display())
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::{review_command, review_command_for};
-
-    #[test]
-    fn the_review_command_names_the_folder_unless_it_is_the_default() {
-        assert_eq!(
-            review_command_for(Path::new("cassettes/suite.snap.new")),
-            "harness review"
-        );
-        assert_eq!(
-            review_command_for(Path::new("cassettes/py-median/a--b.yaml.new")),
-            "harness review"
-        );
-        assert_eq!(
-            review_command_for(Path::new("/tmp/x/suite.snap.new")),
-            "harness review /tmp/x"
-        );
-        assert_eq!(
-            review_command_for(Path::new("suite.snap.new")),
-            "harness review ."
-        );
-        assert_eq!(review_command(&["cassettes"]), "harness review");
-        assert_eq!(review_command(&["a", "b"]), "harness review a b");
-    }
 }

@@ -110,7 +110,7 @@ pub fn report_snapshot(printer: &Printer, file: &std::path::Path, verdict: &Snap
                 Some(p) => format!(
                     "hint: the new table is in {}; `{} --accept` keeps it, `--reject` drops it",
                     p.display(),
-                    super::cassettes::review_command_for(p)
+                    crate::cassettes::review::review_command_for(p)
                 ),
                 None => "hint: under CI nothing is written; run it locally and `harness review` \
                          the result"

@@ -224,7 +224,7 @@ impl Reporter for Progress {
                 lines.push(format!(
                     "   re-recorded cassette written to {} (review it with `{}`)",
                     path.display(),
-                    super::cassettes::review_command_for(path)
+                    crate::cassettes::review::review_command_for(path)
                 ));
             }
             // The same note for many runs (a replay under another strategy) is said once.
