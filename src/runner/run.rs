@@ -496,8 +496,9 @@ fn report_finished(
             add_note(
                 record,
                 format!(
-                    "re-recorded cassette written to {} for `harness review`",
-                    path.display()
+                    "re-recorded cassette written to {} for `{}`",
+                    path.display(),
+                    crate::cassettes::review::review_command_for(&path)
                 ),
             );
             reporter.event(&RunnerEvent::CassetteProposed { index, path });

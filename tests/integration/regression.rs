@@ -326,6 +326,17 @@ async fn rerecord_writes_new_cassettes_that_review_accepts_and_that_replay_clean
     assert_eq!(server.requests().len(), 4, "requests 2 to 5 went live");
     let pending = runner::pending_path(&cassette);
     assert!(pending.exists(), "{:?}", rerecorded.detail);
+    // The note names the review that finds it: this run's cassettes are not under `cassettes/`
+    // of the current folder, so the command names their folder.
+    let folder = pending.parent().unwrap().display().to_string();
+    assert!(
+        rerecorded
+            .detail
+            .as_deref()
+            .is_some_and(|d| d.contains(&format!("for `harness review {folder}`"))),
+        "{:?}",
+        rerecorded.detail
+    );
     assert_eq!(
         std::fs::read_to_string(&cassette).unwrap(),
         original,
