@@ -939,13 +939,13 @@ a.close(); c.close(); s.close()
         let facts = call(&ctx, "bash", json!({"command": NETWORK_FACTS})).await;
         let facts = text(&facts).to_owned();
         let (net, sockets) = facts.trim().split_once('\n').expect("two lines");
+        // The lingering namespace's TIME_WAIT socket is listed there for a minute, longer than
+        // this test: a run given that namespace would count it. Its number alone proves nothing:
+        // once the harness releases a namespace (with a batch of other tests' ended ones), the
+        // kernel gives its number to the next new namespace.
         assert_eq!(
             sockets, "0",
-            "a run found sockets in its network namespace: {facts}"
-        );
-        assert_ne!(
-            net, lingering,
-            "a run got the namespace a socket was left in"
+            "a run found sockets in its network namespace (the one a socket was left in is              {lingering}): {facts}"
         );
         seen.push(net.to_owned());
     }
