@@ -357,15 +357,35 @@ pub(super) fn own_process_children() -> Option<BTreeSet<i32>> {
     let mut listed = false;
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         // A thread that ended meanwhile has no list: skip it.
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+        if let Some(children) = pid_list(&task.path().join("children")) {
             listed = true;
-            pids.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
+            pids.extend(children);
         }
     }
     listed.then_some(pids)
+}
+
+/// The pids a `/proc` list file (a thread's `children`) holds, read with one open and as few
+/// reads as it takes (no `stat` for a size, which `/proc` does not know); `None` when it cannot
+/// be read.
+pub(super) fn pid_list(path: &Path) -> Option<Vec<i32>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => text.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    Some(
+        text.split(|b| b.is_ascii_whitespace())
+            .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
+            .collect(),
+    )
 }
 
 /// Every descendant of this process, from the children lists of each one's threads; `None`

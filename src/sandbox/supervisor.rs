@@ -18,8 +18,8 @@
 //! same user inside cannot ptrace it or read its memory or descriptors. It refuses to run as
 //! anything but PID 1: only there is "every process it can see" the run's.
 //!
-//! Depends on [`super::wire`] and, of [`super::process`], the tag variable and the program
-//! lookup only; nothing here runs in the harness.
+//! Depends on [`super::wire`] and, of [`super::process`], the tag variable, the program lookup
+//! and the reading of a `/proc` list of pids only; nothing here runs in the harness.
 
 use std::collections::HashMap;
 use std::io;
@@ -33,7 +33,7 @@ use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use rustix::event::{PollFd, PollFlags, poll};
 
-use super::process::{TAG_VAR, resolve_program};
+use super::process::{TAG_VAR, pid_list, resolve_program};
 use super::wire::{self, Reply, Request};
 
 /// The argument that starts the binary as a supervisor.
@@ -345,7 +345,7 @@ impl Supervisor {
             // Their pids free again, and fewer entries to look at.
             self.reap();
             let found: Vec<i32> = if alone {
-                processes().filter(|p| *p != me && !is_zombie(*p)).collect()
+                living_others(me).collect()
             } else {
                 self.left_over(tag, me)
             };
@@ -395,7 +395,9 @@ impl Supervisor {
     /// below another command's shell. Else, or without `/proc/thread-self/children`, by
     /// [`Supervisor::left_over`].
     fn nothing_left(&self, tag: &str, me: i32) -> bool {
-        let only_commands = own_children_here().is_some_and(|children| {
+        // Its thread's list is all of them: it has one thread.
+        let children = pid_list(std::path::Path::new("/proc/thread-self/children"));
+        let only_commands = children.is_some_and(|children| {
             children
                 .iter()
                 .all(|child| self.commands.values().any(|c| c.running && c.pid == *child))
@@ -406,7 +408,7 @@ impl Supervisor {
         // No other command running: anything in the sandbox is this one's, found without
         // reading a process's environment (see `clean`).
         if !self.commands.values().any(|c| c.running && c.tag != tag) {
-            return !processes().any(|p| p != me && !is_zombie(p));
+            return living_others(me).next().is_none();
         }
         self.left_over(tag, me).is_empty()
     }
@@ -456,28 +458,6 @@ impl Supervisor {
     }
 }
 
-/// This process's children, from its thread's `children` list (it has one thread): one open
-/// and one read, without listing `/proc/self/task`; `None` when the kernel keeps no such lists.
-fn own_children_here() -> Option<Vec<i32>> {
-    use std::io::Read;
-    let mut file = std::fs::File::open("/proc/thread-self/children").ok()?;
-    let mut text = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => text.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(
-        text.split(|b| b.is_ascii_whitespace())
-            .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
-            .collect(),
-    )
-}
-
 /// Every process of the sandbox but this one, killed (the harness is gone).
 fn kill_everything() {
     let me = std::process::id() as i32;
@@ -487,7 +467,7 @@ fn kill_everything() {
     for _ in 0..MAX_PASSES {
         // Every other process of the namespace at once, while none can fork (see `clean`).
         let _gone = kill(Pid::from_raw(-1), Signal::SIGKILL);
-        let others: Vec<i32> = processes().filter(|p| *p != me && !is_zombie(*p)).collect();
+        let others: Vec<i32> = living_others(me).collect();
         if others.is_empty() {
             return;
         }
@@ -505,6 +485,11 @@ fn processes() -> impl Iterator<Item = i32> {
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+}
+
+/// Every process of the sandbox but `me` that has not ended.
+fn living_others(me: i32) -> impl Iterator<Item = i32> {
+    processes().filter(move |p| *p != me && !is_zombie(*p))
 }
 
 /// Whether `pid` has ended and waits to be reaped (or is gone).
