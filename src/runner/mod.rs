@@ -13,6 +13,7 @@ pub mod merge;
 pub mod options;
 pub mod oracle_check;
 pub mod partition;
+mod place;
 mod plan;
 pub mod preflight;
 pub mod problem;

@@ -23,6 +23,7 @@ use crate::tools::{ToolContext, ToolSet, edit};
 use crate::workspace::Workspace;
 
 use super::options::RunOptions;
+use super::place::Place;
 use super::plan::PlannedRun;
 use super::session::{Finished, Session};
 use super::state::SuiteState;
@@ -34,6 +35,7 @@ pub(super) async fn run_one(
     shared: &Arc<RunOptions>,
     suite: &Arc<SuiteState>,
     reporter: Arc<dyn Reporter>,
+    place: &mut Place,
 ) -> RunRecord {
     let (options, state) = (&**shared, &**suite);
     let started = Instant::now();
@@ -224,6 +226,10 @@ pub(super) async fn run_one(
     }
     // The provider holds the transport; let it go before finishing a recording.
     drop(agent);
+    // Nothing more runs in the run's sandbox: it ends now, before the workspace is diffed (and
+    // before its folders go).
+    drop(ctx);
+    drop(jail);
 
     let deadline = diff_deadline(started, &task.limits);
     let (workspace, diffed) = blocking_with(workspace, move |ws| ws.diff(deadline)).await;
@@ -267,6 +273,12 @@ pub(super) async fn run_one(
             attempt_outcomes,
         },
     );
+    // Scored, its cost known: the run needs neither the model nor its sandbox any more, and the
+    // next run takes its place while it writes its files.
+    if let Some(cost) = record.cost {
+        *state.spent.lock().expect("spent") += cost;
+    }
+    place.leave().await;
     let mut calls_per_tool = std::collections::BTreeMap::new();
     for record in &agent_run.tool_calls {
         *calls_per_tool
@@ -351,9 +363,6 @@ pub(super) async fn run_one(
     if let Some(finished) = finishing.1 {
         report_finished(finished, &mut record, &*reporter, index);
     }
-    // The run's sandbox ends before its folders go.
-    drop(ctx);
-    drop(jail);
     if options.keep_workspaces {
         let kept = workspace.into_kept_path();
         add_note(&mut record, format!("workspace kept at {}", kept.display()));

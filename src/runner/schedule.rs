@@ -14,6 +14,7 @@ use crate::events::{Reporter, RunnerEvent};
 use crate::record::{ErrorKind, RunRecord};
 
 use super::options::RunOptions;
+use super::place::Place;
 use super::plan::PlannedRun;
 use super::run::{self, errored};
 use super::state::SuiteState;
@@ -62,6 +63,7 @@ pub async fn execute_until(
         runs: planned.len(),
     });
     let semaphore = Arc::new(Semaphore::new(options.jobs.max(1)));
+    let finishing = Arc::new(Semaphore::new(options.jobs.max(1)));
     let options = Arc::new(options.clone());
     let state = Arc::new(SuiteState {
         limiters: Mutex::new(HashMap::new()),
@@ -117,8 +119,8 @@ pub async fn execute_until(
         let state = state.clone();
         let fallback = run.clone();
         let stop = stop.clone();
+        let mut place = Place::new(permit, finishing.clone());
         let handle = running.spawn(async move {
-            let _permit = permit;
             if stop.is_cancelled() {
                 return Ended::NotStarted;
             }
@@ -147,11 +149,8 @@ pub async fn execute_until(
             let record = tokio::select! {
                 biased;
                 () = stop.cancelled() => return Ended::Interrupted,
-                record = run::run_one(index, &run, &options, &state, reporter.clone()) => record,
+                record = run::run_one(index, &run, &options, &state, reporter.clone(), &mut place) => record,
             };
-            if let Some(cost) = record.cost {
-                *state.spent.lock().expect("spent") += cost;
-            }
             // Said as each run ends, not in plan order: progress must not wait for slow runs.
             reporter.event(&RunnerEvent::RunFinished {
                 index,
