@@ -252,6 +252,12 @@ impl Workspace {
         self.keep
     }
 
+    /// Removes the folder, kept or not: a workspace made for a run that never started (a stop,
+    /// a spent budget came first) holds nothing of anyone's.
+    pub fn discard(mut self) {
+        self.keep = false;
+    }
+
     /// Keeps the folder on disk and returns its path.
     pub fn into_kept_path(mut self) -> PathBuf {
         self.keep = true;

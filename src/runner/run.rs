@@ -16,7 +16,7 @@ use crate::providers::retry::{RetryStats, Retrying};
 use crate::providers::{OpenAiCompat, Provider, ProviderSettings};
 use crate::record::{ErrorKind, RunFile, RunRecord};
 use crate::reports;
-use crate::sandbox::Scratch;
+use crate::sandbox::{Jail, Scratch};
 use crate::scoring::{self, ScoreInputs};
 use crate::tasks::Task;
 use crate::tools::{ToolContext, ToolSet, edit};
@@ -36,6 +36,7 @@ pub(super) async fn run_one(
     suite: &Arc<SuiteState>,
     reporter: Arc<dyn Reporter>,
     place: &mut Place,
+    prepared: impl Future<Output = Result<Prepared, String>>,
 ) -> RunRecord {
     let (options, state) = (&**shared, &**suite);
     let started = Instant::now();
@@ -64,32 +65,10 @@ pub(super) async fn run_one(
         Ok(spec) => spec,
         Err(e) => return errored(run, ErrorKind::Authentication, e.to_string()),
     };
-    // Copying the fixture and making the scratch folders is file work: on a blocking thread,
-    // never on the runtime's workers (on some file systems a folder made right after many were
-    // removed takes milliseconds).
-    let created = {
-        let (task, keep) = (task.clone(), options.keep_workspaces);
-        blocking(move || {
-            let workspace = Workspace::create(&task, keep)
-                .map_err(|e| format!("failed to create the workspace: {e}"))?;
-            let scratch =
-                Scratch::new().map_err(|e| format!("failed to create a temp dir: {e}"))?;
-            Ok::<_, String>((workspace, scratch))
-        })
-        .await
-    };
-    let (workspace, scratch) = match created {
-        Ok(folders) => folders,
+    let (workspace, scratch, jail) = match prepared.await {
+        Ok(prepared) => prepared.claim(),
         Err(reason) => return errored(run, ErrorKind::Setup, reason),
     };
-    let jail = options
-        .sandbox
-        .jail(workspace.path())
-        .with_scratch(&scratch)
-        .with_reads(task.requires.existing_files(&task.dir));
-    // Under `isolated` the run's sandbox starts now, while the run is set up and the model is
-    // asked for its first turn.
-    jail.prepare();
     // The key in use never reaches a transcript or a diff, whatever the sealed keys are.
     let redactor = options.redactor.with(spec.api_key.iter());
     let rules = || state.compare_rules(&run.task);
@@ -378,6 +357,89 @@ pub(super) async fn run_one(
     redacted(&redactor, record)
 }
 
+/// A run's workspace and scratch folders, and its jail, whose sandbox (under `isolated`) is being
+/// made: what a run needs before its first model turn, made before it takes its place
+/// ([`super::schedule`]). Dropped unclaimed (the run never started), its folders go, a workspace
+/// to keep (`--keep-workspaces`) too: it holds nothing but the fixture.
+pub(super) struct Prepared {
+    parts: Option<(Workspace, Scratch, Option<Jail>)>,
+}
+
+impl Prepared {
+    /// The run's workspace, scratch folders and jail, for the run to use.
+    fn claim(mut self) -> (Workspace, Scratch, Jail) {
+        let (workspace, scratch, jail) = self.parts.take().expect("claimed once");
+        (workspace, scratch, jail.expect("prepared with its jail"))
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some((workspace, scratch, jail)) = self.parts.take() {
+            // The sandbox ends before its folders go.
+            drop(jail);
+            workspace.discard();
+            drop(scratch);
+        }
+    }
+}
+
+/// Copies the fixture of `task` into a new workspace, makes the run's scratch folders, and
+/// starts making its sandbox (under `isolated`: it is made in the background, and the run's
+/// first command waits for it). Fails with the reason, for the run's `error` record.
+pub(super) async fn prepare(task: Arc<Task>, options: Arc<RunOptions>) -> Result<Prepared, String> {
+    // Copying the fixture and making the scratch folders is file work: on a blocking thread,
+    // never on the runtime's workers (on some file systems a folder made right after many were
+    // removed takes milliseconds). Made into a `Prepared` there: stopped meanwhile, its folders
+    // go with it.
+    let mut prepared = {
+        let (task, keep) = (task.clone(), options.keep_workspaces);
+        blocking(move || {
+            let workspace = Workspace::create(&task, keep)
+                .map_err(|e| format!("failed to create the workspace: {e}"))?;
+            let scratch =
+                Scratch::new().map_err(|e| format!("failed to create a temp dir: {e}"))?;
+            Ok::<_, String>(Prepared {
+                parts: Some((workspace, scratch, None)),
+            })
+        })
+        .await?
+    };
+    let (workspace, scratch, jail) = prepared.parts.as_mut().expect("just made");
+    let made = options
+        .sandbox
+        .jail(workspace.path())
+        .with_scratch(scratch)
+        .with_reads(task.requires.existing_files(&task.dir));
+    made.prepare();
+    *jail = Some(made);
+    Ok(prepared)
+}
+
+/// A run's [`prepare`], started before the run has its place; stopped if the run never takes it
+/// (a stop, a spent budget), and whatever it made then goes (its folders, its sandbox).
+pub(super) struct Ahead(tokio::task::JoinHandle<Result<Prepared, String>>);
+
+impl Ahead {
+    pub(super) fn start(task: Arc<Task>, options: Arc<RunOptions>) -> Ahead {
+        Ahead(tokio::spawn(prepare(task, options)))
+    }
+
+    /// What the preparation made, once it is done.
+    pub(super) async fn take(mut self) -> Result<Prepared, String> {
+        match (&mut self.0).await {
+            Ok(prepared) => prepared,
+            Err(e) => Err(format!("internal error: preparing the run failed: {e}")),
+        }
+    }
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Runs `work` on a blocking thread (file work never runs on the runtime's workers). A panic
 /// there is the run's panic, as it would have been on the run's own task.
 async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
@@ -620,4 +682,47 @@ pub fn missing_cassette_record(task: &Task, tasks_dir: &Path, cassettes_dir: &Pa
             ..Default::default()
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::Sandbox;
+
+    #[tokio::test]
+    async fn a_prepared_run_that_never_starts_leaves_no_folder_even_one_to_keep() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("tasks");
+        std::fs::create_dir_all(suite.join("t/repo")).unwrap();
+        std::fs::write(suite.join("t/repo/README.md"), "A fixture.\n").unwrap();
+        std::fs::write(
+            suite.join("t/task.yaml"),
+            "id: t\nprompt: Do nothing.\nchecks:\n  - name: ok\n    run: \"true\"\n",
+        )
+        .unwrap();
+        let task = Arc::new(crate::tasks::load_suite(&suite).unwrap().tasks.remove(0));
+        let mut options =
+            RunOptions::with_sandbox(dir.path().join("c"), dir.path().join("r"), Sandbox::none());
+        options.keep_workspaces = true;
+        let options = Arc::new(options);
+
+        let unclaimed = prepare(task.clone(), options.clone()).await.unwrap();
+        let (workspace, scratch) = {
+            let (workspace, scratch, _) = unclaimed.parts.as_ref().unwrap();
+            (workspace.path().to_path_buf(), scratch.path().to_path_buf())
+        };
+        assert!(workspace.join("README.md").is_file());
+        assert!(scratch.is_dir());
+        drop(unclaimed);
+        assert!(!workspace.exists(), "{} was left", workspace.display());
+        assert!(!scratch.exists(), "{} was left", scratch.display());
+
+        // Claimed by its run, a workspace to keep is kept.
+        let (claimed, scratch, jail) = prepare(task, options).await.unwrap().claim();
+        assert_eq!(jail.root_if_confined(), None);
+        drop(scratch);
+        let kept = claimed.into_kept_path();
+        assert!(kept.join("README.md").is_file());
+        std::fs::remove_dir_all(kept.parent().unwrap()).unwrap();
+    }
 }

@@ -1,8 +1,10 @@
 //! Running the planned runs of a suite in parallel: at most `jobs` at once, in plan order, each
 //! run's outcome settled as it ends; an interrupt starts nothing more and cancels what runs. A
-//! panic or a failure to start is that run's `error` record, never the suite's.
+//! panic or a failure to start is that run's `error` record, never the suite's. The next run to
+//! start has its workspace and sandbox made while it waits for its place, and a run gives its
+//! place back once scored ([`super::place`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
@@ -18,6 +20,12 @@ use super::place::Place;
 use super::plan::PlannedRun;
 use super::run::{self, errored};
 use super::state::SuiteState;
+
+/// How many of the runs waiting for a place have their folders and sandbox made meanwhile: the
+/// next to start is enough for them to be ready when a place frees, unless runs are shorter than
+/// the making of a sandbox (a couple of milliseconds). A run's first command otherwise waited
+/// for its sandbox, 1.6–1.8 ms of every run on `sandbox_overhead`'s workload.
+const PREPARED_AHEAD: usize = 1;
 
 /// Runs every planned run, at most `options.jobs` at once; returns the records in plan order.
 pub async fn execute(
@@ -102,7 +110,17 @@ pub async fn execute_until(
         };
         ended[index] = Some(outcome);
     };
-    for (index, run) in planned.into_iter().enumerate() {
+    // The preparations of the next runs (their folders and sandboxes), made while they wait for
+    // a place, so that a run's first command does not wait for its sandbox.
+    let mut ahead: VecDeque<run::Ahead> = VecDeque::new();
+    let mut next_to_prepare = 0;
+    for (index, run) in planned.iter().enumerate() {
+        while next_to_prepare < planned.len() && next_to_prepare < index + PREPARED_AHEAD {
+            let task = planned[next_to_prepare].task.clone();
+            ahead.push_back(run::Ahead::start(task, options.clone()));
+            next_to_prepare += 1;
+        }
+        let run = run.clone();
         // Taking the place here, before spawning, starts the runs in plan order; runs that end
         // while this one waits for its place are settled meanwhile. A stop starts nothing more.
         let permit = loop {
@@ -120,6 +138,9 @@ pub async fn execute_until(
         let fallback = run.clone();
         let stop = stop.clone();
         let mut place = Place::new(permit, finishing.clone());
+        let prepared = ahead
+            .pop_front()
+            .expect("each run is prepared before its place");
         let handle = running.spawn(async move {
             if stop.is_cancelled() {
                 return Ended::NotStarted;
@@ -149,7 +170,7 @@ pub async fn execute_until(
             let record = tokio::select! {
                 biased;
                 () = stop.cancelled() => return Ended::Interrupted,
-                record = run::run_one(index, &run, &options, &state, reporter.clone(), &mut place) => record,
+                record = run::run_one(index, &run, &options, &state, reporter.clone(), &mut place, prepared.take()) => record,
             };
             // Said as each run ends, not in plan order: progress must not wait for slow runs.
             reporter.event(&RunnerEvent::RunFinished {

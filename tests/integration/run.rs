@@ -700,3 +700,64 @@ async fn credentials_in_the_base_url_reach_the_provider_and_no_file() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(files_holding(&root, &[password, key]), vec![], "{out}");
 }
+
+/// With one place (`--jobs 1`), the next run's workspace and sandbox are made while the run
+/// before it holds the place, so its first command does not wait for them: the second run's
+/// kept workspace was made well before the first run (whose check takes 2 s) ended.
+#[tokio::test]
+async fn the_next_run_is_prepared_while_the_one_before_holds_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("tasks");
+    std::fs::create_dir_all(suite.join("slow/repo")).unwrap();
+    std::fs::write(suite.join("slow/repo/README.md"), "A fixture.\n").unwrap();
+    std::fs::write(
+        suite.join("slow/task.yaml"),
+        "id: slow\nprompt: Do nothing.\nchecks:\n  - name: takes two seconds\n    run: sleep 2\n",
+    )
+    .unwrap();
+    let task = load(&suite, "slow");
+    let mut opts = options(
+        &dir.path().join("cassettes"),
+        &dir.path().join("reports"),
+        CassetteMode::Live,
+    );
+    opts.models = vec!["oracle/none".parse().unwrap()];
+    opts.epochs = 2;
+    opts.jobs = 1;
+    opts.keep_workspaces = true;
+    let planned = runner::plan_runs(std::slice::from_ref(&task), &opts).unwrap();
+    let records = runner::execute(planned, &opts, Arc::new(Silent)).await;
+    let kept: Vec<PathBuf> = records
+        .iter()
+        .map(|r| {
+            let detail = r.detail.clone().unwrap_or_default();
+            let path = detail
+                .lines()
+                .find_map(|l| l.strip_prefix("workspace kept at "))
+                .unwrap_or_else(|| panic!("no kept workspace in {detail:?}"));
+            PathBuf::from(path)
+        })
+        .collect();
+    // When each kept workspace was made (its birth time).
+    let made = |p: &Path| {
+        let born = std::fs::metadata(p).unwrap().created().unwrap();
+        born.duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let (first, second) = (made(&kept[0]), made(&kept[1]));
+    for path in &kept {
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+    }
+    assert_eq!(records.len(), 2);
+    assert!(
+        records.iter().all(|r| r.outcome == Outcome::Passed),
+        "{records:?}"
+    );
+    assert!(
+        second - first < 1.5,
+        "the second run's workspace was made {:.2} s after the first's: not before the first \
+         run ended",
+        second - first
+    );
+}
