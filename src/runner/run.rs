@@ -362,14 +362,13 @@ pub(super) async fn run_one(
 /// ([`super::schedule`]). Dropped unclaimed (the run never started), its folders go, a workspace
 /// to keep (`--keep-workspaces`) too: it holds nothing but the fixture.
 pub(super) struct Prepared {
-    parts: Option<(Workspace, Scratch, Option<Jail>)>,
+    parts: Option<(Workspace, Scratch, Jail)>,
 }
 
 impl Prepared {
     /// The run's workspace, scratch folders and jail, for the run to use.
     fn claim(mut self) -> (Workspace, Scratch, Jail) {
-        let (workspace, scratch, jail) = self.parts.take().expect("claimed once");
-        (workspace, scratch, jail.expect("prepared with its jail"))
+        self.parts.take().expect("claimed once")
     }
 }
 
@@ -392,28 +391,21 @@ pub(super) async fn prepare(task: Arc<Task>, options: Arc<RunOptions>) -> Result
     // never on the runtime's workers (on some file systems a folder made right after many were
     // removed takes milliseconds). Made into a `Prepared` there: stopped meanwhile, its folders
     // go with it.
-    let mut prepared = {
-        let (task, keep) = (task.clone(), options.keep_workspaces);
-        blocking(move || {
-            let workspace = Workspace::create(&task, keep)
-                .map_err(|e| format!("failed to create the workspace: {e}"))?;
-            let scratch =
-                Scratch::new().map_err(|e| format!("failed to create a temp dir: {e}"))?;
-            Ok::<_, String>(Prepared {
-                parts: Some((workspace, scratch, None)),
-            })
+    blocking(move || {
+        let workspace = Workspace::create(&task, options.keep_workspaces)
+            .map_err(|e| format!("failed to create the workspace: {e}"))?;
+        let scratch = Scratch::new().map_err(|e| format!("failed to create a temp dir: {e}"))?;
+        let jail = options
+            .sandbox
+            .jail(workspace.path())
+            .with_scratch(&scratch)
+            .with_reads(task.requires.existing_files(&task.dir));
+        jail.prepare();
+        Ok(Prepared {
+            parts: Some((workspace, scratch, jail)),
         })
-        .await?
-    };
-    let (workspace, scratch, jail) = prepared.parts.as_mut().expect("just made");
-    let made = options
-        .sandbox
-        .jail(workspace.path())
-        .with_scratch(scratch)
-        .with_reads(task.requires.existing_files(&task.dir));
-    made.prepare();
-    *jail = Some(made);
-    Ok(prepared)
+    })
+    .await
 }
 
 /// A run's [`prepare`], started before the run has its place; stopped if the run never takes it

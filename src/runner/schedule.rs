@@ -4,7 +4,7 @@
 //! start has its workspace and sandbox made while it waits for its place, and a run gives its
 //! place back once scored ([`super::place`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
@@ -20,12 +20,6 @@ use super::place::Place;
 use super::plan::PlannedRun;
 use super::run::{self, errored};
 use super::state::SuiteState;
-
-/// How many of the runs waiting for a place have their folders and sandbox made meanwhile: the
-/// next to start is enough for them to be ready when a place frees, unless runs are shorter than
-/// the making of a sandbox (a couple of milliseconds). A run's first command otherwise waited
-/// for its sandbox, 1.6–1.8 ms of every run on `sandbox_overhead`'s workload.
-const PREPARED_AHEAD: usize = 1;
 
 /// Runs every planned run, at most `options.jobs` at once; returns the records in plan order.
 pub async fn execute(
@@ -110,17 +104,11 @@ pub async fn execute_until(
         };
         ended[index] = Some(outcome);
     };
-    // The preparations of the next runs (their folders and sandboxes), made while they wait for
-    // a place, so that a run's first command does not wait for its sandbox.
-    let mut ahead: VecDeque<run::Ahead> = VecDeque::new();
-    let mut next_to_prepare = 0;
-    for (index, run) in planned.iter().enumerate() {
-        while next_to_prepare < planned.len() && next_to_prepare < index + PREPARED_AHEAD {
-            let task = planned[next_to_prepare].task.clone();
-            ahead.push_back(run::Ahead::start(task, options.clone()));
-            next_to_prepare += 1;
-        }
-        let run = run.clone();
+    for (index, run) in planned.into_iter().enumerate() {
+        // The run's folders and sandbox are made while it waits for its place: its first
+        // command waited for its sandbox otherwise, 1.6–1.8 ms of every run on
+        // `sandbox_overhead`'s workload. Dropped unused (a stop), they go.
+        let prepared = run::Ahead::start(run.task.clone(), options.clone());
         // Taking the place here, before spawning, starts the runs in plan order; runs that end
         // while this one waits for its place are settled meanwhile. A stop starts nothing more.
         let permit = loop {
@@ -138,9 +126,6 @@ pub async fn execute_until(
         let fallback = run.clone();
         let stop = stop.clone();
         let mut place = Place::new(permit, finishing.clone());
-        let prepared = ahead
-            .pop_front()
-            .expect("each run is prepared before its place");
         let handle = running.spawn(async move {
             if stop.is_cancelled() {
                 return Ended::NotStarted;
