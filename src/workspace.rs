@@ -1,7 +1,8 @@
 //! Workspaces: a throwaway copy of a task's fixture per run, and the unified diff of what the agent
 //! changed.
 //!
-//! [`Workspace::create`] copies `repo/` into a fresh temporary folder (symlinks stay symlinks,
+//! [`Workspace::create`] copies `repo/` into a temporary folder, a new one or an ended run's
+//! emptied ([`crate::sandbox::pool`], [`Workspace::recycle`]) (symlinks stay symlinks,
 //! the original is never touched and the process cwd never changes) and keeps an in-memory
 //! snapshot of the fixture (path to bytes and mode). The workspaces of one fixture share one
 //! snapshot, taken once (a fixture changed on disk is snapshotted anew), and the diff's walk
@@ -65,6 +66,8 @@ use std::time::{Duration, Instant};
 
 use similar::{Algorithm, ChangeTag, TextDiff};
 
+use crate::sandbox::Ended;
+use crate::sandbox::pool::{FolderPool, RunFolder};
 use crate::tasks::Task;
 
 /// The access and modification time every entry of a fresh workspace gets: 2000-01-01T00:00:00Z,
@@ -173,10 +176,39 @@ pub struct WorkspaceDiff {
 /// A throwaway copy of a task's fixture. Removed on drop unless kept.
 #[derive(Debug)]
 pub struct Workspace {
-    dir: Option<tempfile::TempDir>,
+    /// The private folder `path` is in; `None` once kept for good.
+    dir: Option<Private>,
     path: PathBuf,
     snapshot: Arc<Snapshot>,
     keep: bool,
+}
+
+/// A workspace's private folder: owned by this harness (removed on drop, or given back for a
+/// later run: [`Workspace::recycle`]), or the user's from the start (`--keep-workspaces`).
+#[derive(Debug)]
+enum Private {
+    Owned(RunFolder),
+    ToKeep(tempfile::TempDir),
+}
+
+impl Private {
+    fn path(&self) -> &Path {
+        match self {
+            Private::Owned(folder) => folder.root(),
+            Private::ToKeep(dir) => dir.path(),
+        }
+    }
+}
+
+/// The idle workspace folders of ended runs, emptied ([`crate::sandbox::pool`]).
+static IDLE: FolderPool = FolderPool::new();
+
+/// The folders in a workspace's private folder.
+const PRIVATE_FOLDERS: &[&str] = &[WORKSPACE_DIR_NAME];
+
+/// Removes the idle workspace folders of ended runs: a suite's end.
+pub fn remove_idle() {
+    IDLE.drain();
 }
 
 /// Every file and symlink of a fixture as copied, by relative path.
@@ -193,12 +225,13 @@ static SNAPSHOTS: Mutex<BTreeMap<(PathBuf, u64), SnapshotSlot>> = Mutex::new(BTr
 type SnapshotSlot = Arc<Mutex<Weak<Snapshot>>>;
 
 impl Workspace {
-    /// Copies `task.repo` into a fresh temporary folder and snapshots it.
+    /// Copies `task.repo` into a temporary folder and snapshots it.
     pub fn create(task: &Task, keep: bool) -> Result<Workspace, WorkspaceError> {
         Self::from_fixture(&task.repo, &format!("harness-{}-", task.id), keep)
     }
 
-    /// Copies any fixture folder (what [`Workspace::create`] does with a task's `repo/`).
+    /// Copies any fixture folder (what [`Workspace::create`] does with a task's `repo/`) into a
+    /// folder of an ended run's, emptied, or a fresh one; a fresh one, never the user's, to keep.
     pub fn from_fixture(
         repo: &Path,
         prefix: &str,
@@ -210,19 +243,52 @@ impl Workspace {
         // A folder to keep is the user's from the start; any other is owned, so that a harness
         // killed from here on leaves a folder the next one can prove dead.
         let dir = if keep {
-            tempfile::Builder::new().prefix(prefix).tempdir()
+            let dir = tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir()
+                .map_err(WorkspaceError::TempDir)?;
+            let work = dir.path().join(WORKSPACE_DIR_NAME);
+            std::fs::create_dir(&work).map_err(copy_err(&work))?;
+            Private::ToKeep(dir)
         } else {
-            crate::sandbox::stale::create_owned(prefix)
-        }
-        .map_err(WorkspaceError::TempDir)?;
+            let base = std::env::temp_dir()
+                .canonicalize()
+                .map_err(WorkspaceError::TempDir)?;
+            match IDLE.take(&base, prefix, PRIVATE_FOLDERS) {
+                Some(folder) => Private::Owned(folder),
+                None => Private::Owned(
+                    RunFolder::create(&base, prefix, PRIVATE_FOLDERS, Some(0o755))
+                        .map_err(WorkspaceError::TempDir)?,
+                ),
+            }
+        };
         // Canonical, so paths the tools print match what a `pwd` in bash prints.
-        let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir)?;
+        let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir);
+        let mut workspace = Workspace {
+            path: dir.path().join(WORKSPACE_DIR_NAME),
+            dir: Some(dir),
+            snapshot: Arc::default(),
+            keep,
+        };
+        // Whatever fails from here, the folder goes (one to keep too: it holds no run).
+        match parent.and_then(|parent| workspace.fill(repo, &parent)) {
+            Ok(()) => Ok(workspace),
+            Err(e) => {
+                workspace.discard();
+                Err(e)
+            }
+        }
+    }
+
+    /// Copies `repo` into the empty workspace folder in `parent`, snapshots it, and fixes the
+    /// modes and times of everything.
+    fn fill(&mut self, repo: &Path, parent: &Path) -> Result<(), WorkspaceError> {
         let path = parent.join(WORKSPACE_DIR_NAME);
-        std::fs::create_dir(&path).map_err(copy_err(&path))?;
+        self.path = path.clone();
         let mut seen = std::collections::hash_map::DefaultHasher::new();
         copy_tree(repo, &path, &mut seen)?;
         set_dir_mode(&path)?;
-        let snapshot =
+        self.snapshot =
             shared_snapshot(repo, seen.finish(), &path).map_err(|source| WorkspaceError::Copy {
                 path: path.clone(),
                 source,
@@ -232,14 +298,9 @@ impl Workspace {
         // `..` of `ls -la`).
         fix_times_under(&path)?;
         fix_times(&path)?;
-        set_dir_mode(&parent)?;
-        fix_times(&parent)?;
-        Ok(Workspace {
-            dir: Some(dir),
-            path,
-            snapshot,
-            keep,
-        })
+        set_dir_mode(parent)?;
+        fix_times(parent)?;
+        Ok(())
     }
 
     /// The workspace folder (canonical).
@@ -296,12 +357,28 @@ impl Workspace {
         let Some(dir) = self.dir.take() else {
             return;
         };
-        let _kept = dir.keep();
-        let Some(parent) = self.path.parent() else {
-            return;
+        let parent = match dir {
+            Private::Owned(folder) => folder.into_root(),
+            Private::ToKeep(dir) => dir.keep(),
         };
-        if let Ok(renamed) = crate::sandbox::stale::disown(parent) {
+        if let Ok(renamed) = crate::sandbox::stale::disown(&parent) {
             self.path = renamed.join(WORKSPACE_DIR_NAME);
+        }
+    }
+
+    /// Ends the run's use of the workspace: a folder not kept is given back, emptied, for a
+    /// later run when `ended` says every process of the run has ended within `within` (nothing
+    /// can write in it any more), and removed otherwise.
+    pub fn recycle(mut self, ended: &Ended, within: std::time::Duration) {
+        if self.keep {
+            return;
+        }
+        if let Some(Private::Owned(folder)) = self.dir.take() {
+            if ended.everything_ended(within) {
+                IDLE.give_back(folder);
+            } else {
+                folder.remove();
+            }
         }
     }
 }
@@ -310,10 +387,16 @@ impl Drop for Workspace {
     fn drop(&mut self) {
         if self.keep {
             self.disown();
-        } else if let Some(dir) = &self.dir {
+            return;
+        }
+        match self.dir.take() {
+            Some(Private::Owned(folder)) => folder.remove(),
             // Before the handle's own removal, which gives up at the first entry made meanwhile
             // (a command of a cancelled run not dead yet).
-            crate::sandbox::stale::remove_settled(dir.path());
+            Some(Private::ToKeep(dir)) => {
+                crate::sandbox::stale::remove_settled(dir.path());
+            }
+            None => {}
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::agent::{Agent, AgentRun, EventSink, StopCause};
 use crate::cassettes::divergence;
@@ -208,7 +208,7 @@ pub(super) async fn run_one(
     // Nothing more runs in the run's sandbox: it ends now, before the workspace is diffed (and
     // before its folders go).
     drop(ctx);
-    drop(jail);
+    let ended = jail.end();
 
     let deadline = diff_deadline(started, &task.limits);
     let (workspace, diffed) = blocking_with(workspace, move |ws| ws.diff(deadline)).await;
@@ -342,20 +342,28 @@ pub(super) async fn run_one(
     if let Some(finished) = finishing.1 {
         report_finished(finished, &mut record, &*reporter, index);
     }
-    if options.keep_workspaces {
+    let workspace = if options.keep_workspaces {
         let kept = workspace.into_kept_path();
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
-        drop(scratch);
+        None
     } else {
-        // Removing the run's folders is file work as well.
-        blocking(move || {
-            drop(scratch);
-            drop(workspace);
-        })
-        .await;
-    }
+        Some(workspace)
+    };
+    // Emptying or removing the run's folders is file work as well. Given back for a later run
+    // once every process of the run has ended (by now, unless one is slow to die).
+    blocking(move || {
+        scratch.recycle(&ended, RECYCLE_WAIT);
+        if let Some(workspace) = workspace {
+            workspace.recycle(&ended, RECYCLE_WAIT);
+        }
+    })
+    .await;
     redacted(&redactor, record)
 }
+
+/// How long a finished run waits for the last process of its sandbox to end before removing its
+/// folders instead of giving them back for a later run.
+const RECYCLE_WAIT: Duration = Duration::from_millis(50);
 
 /// A run's workspace and scratch folders, and its jail, whose sandbox (under `isolated`) is being
 /// made: what a run needs before its first model turn, made before it takes its place
@@ -491,8 +499,8 @@ fn write_run_files(
 /// When the workspace diff must be done: the run's wall-time limit, but at least a second from
 /// now so a run that used its whole limit still gets a (possibly partial) diff.
 fn diff_deadline(started: Instant, limits: &crate::agent::Limits) -> Instant {
-    const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(1);
-    const NO_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+    const MIN_DIFF_TIME: Duration = Duration::from_secs(1);
+    const NO_LIMIT: Duration = Duration::from_secs(600);
     let end = started + limits.max_wall.unwrap_or(NO_LIMIT);
     end.max(Instant::now() + MIN_DIFF_TIME)
 }

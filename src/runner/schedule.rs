@@ -169,6 +169,12 @@ pub async fn execute_until(
     while let Some(done) = running.join_next_with_id().await {
         settle(done, &mut started, &mut ended);
     }
+    // The folders the runs gave back for later ones: no run is left to take them.
+    let _removed = tokio::task::spawn_blocking(|| {
+        crate::workspace::remove_idle();
+        crate::sandbox::remove_idle_scratch();
+    })
+    .await;
     let mut out = Execution::default();
     for outcome in ended {
         match outcome {

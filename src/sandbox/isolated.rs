@@ -279,6 +279,15 @@ impl RunSandbox {
         self.control.is_ended()
     }
 
+    /// A pidfd of the sandbox's first process, when the harness's own maker made it (whose end
+    /// comes after every other process's of the sandbox); `None` for bubblewrap's.
+    pub(crate) fn first_process(&self) -> Option<OwnedFd> {
+        match &self.process {
+            Some(Process::Cloned { pidfd, .. }) => pidfd.try_clone().ok(),
+            _ => None,
+        }
+    }
+
     /// Waits, at most `within`, until the sandbox's first process has ended, which it does only
     /// after every other process of the sandbox: a sandbox killed whole over a fork bomb holds
     /// tens of thousands of process ids until then, and a new one made before would find none

@@ -30,6 +30,7 @@ pub mod confine;
 pub mod env;
 mod isolated;
 pub mod output;
+pub mod pool;
 pub mod process;
 pub mod remove;
 pub mod secrets;
@@ -694,6 +695,21 @@ impl Jail {
         }
     }
 
+    /// Ends the run's use of the jail (its last clone; others keep its sandbox alive): the
+    /// run's sandbox is torn down, and what comes back tells when everything in it has ended.
+    pub fn end(self) -> Ended {
+        let first = match self.run.try_lock() {
+            Ok(run) => match &*run {
+                Some(Ok(sandbox)) => sandbox.first_process(),
+                _ => None,
+            },
+            // Being started still: nothing can be proven of it.
+            Err(_) => None,
+        };
+        drop(self);
+        Ended { first }
+    }
+
     /// The run's sandbox, started on first use.
     async fn run_sandbox(&self) -> io::Result<Arc<isolated::RunSandbox>> {
         let Some(maker) = self.sandbox.maker.as_deref() else {
@@ -726,10 +742,12 @@ impl Jail {
 /// A run's scratch folders, removed on drop: `home/` (the commands' `HOME`), `tmp/` (their
 /// `TMPDIR`, and `/tmp` under `isolated`) and `logs/` (bash's full-output files), in a folder
 /// whose name holds its owner ([`stale::create_owned`]) so that a later harness can remove it if
-/// this one is killed.
+/// this one is killed. Taken from the idle folders of ended runs when there are ([`pool`]):
+/// [`Scratch::recycle`] gives them back.
 #[derive(Debug)]
 pub struct Scratch {
-    dir: tempfile::TempDir,
+    folder: Option<pool::RunFolder>,
+    root: PathBuf,
     home: PathBuf,
     tmp: PathBuf,
     logs: PathBuf,
@@ -738,33 +756,39 @@ pub struct Scratch {
 /// The file name prefix of scratch folders (`harness-run-XXXXXX.<owner>`).
 pub const SCRATCH_PREFIX: &str = "harness-run-";
 
+/// The folders in a scratch folder.
+const SCRATCH_FOLDERS: &[&str] = &["home", "tmp", "logs"];
+
+/// The idle scratch folders of ended runs.
+static IDLE_SCRATCH: pool::FolderPool = pool::FolderPool::new();
+
 impl Scratch {
-    /// Fresh scratch folders in the system temp folder.
+    /// Scratch folders in the system temp folder.
     pub fn new() -> io::Result<Scratch> {
         Self::new_in(&std::env::temp_dir())
     }
 
-    /// Fresh scratch folders in `dir`, the folder where the run's other folders (its
-    /// workspace) are made too.
+    /// Scratch folders in `dir`, the folder where the run's other folders (its workspace) are
+    /// made too: an ended run's, emptied, or fresh ones.
     pub fn new_in(dir: &Path) -> io::Result<Scratch> {
-        // Owned from the first moment: a harness killed from here on leaves a folder the next
-        // one can prove dead.
-        let dir = stale::create_owned_in(SCRATCH_PREFIX, dir)?;
-        let root = dir.path().canonicalize()?;
-        let [home, tmp, logs] = ["home", "tmp", "logs"].map(|d| root.join(d));
-        for d in [&home, &tmp, &logs] {
-            std::fs::create_dir(d)?;
-        }
+        let base = dir.canonicalize()?;
+        let folder = match IDLE_SCRATCH.take(&base, SCRATCH_PREFIX, SCRATCH_FOLDERS) {
+            Some(folder) => folder,
+            // Owned from the first moment: a harness killed from here on leaves a folder the
+            // next one can prove dead.
+            None => pool::RunFolder::create(&base, SCRATCH_PREFIX, SCRATCH_FOLDERS, None)?,
+        };
         Ok(Scratch {
-            dir,
-            home,
-            tmp,
-            logs,
+            root: folder.root().to_path_buf(),
+            home: folder.child("home"),
+            tmp: folder.child("tmp"),
+            logs: folder.child("logs"),
+            folder: Some(folder),
         })
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.root
     }
 
     pub fn home(&self) -> &Path {
@@ -778,12 +802,67 @@ impl Scratch {
     pub fn logs(&self) -> &Path {
         &self.logs
     }
+
+    /// Ends the run's use of the folders: given back, emptied, for a later run when `ended` says
+    /// every process of the run has ended within `within` (nothing can write in them any more);
+    /// removed otherwise.
+    pub fn recycle(mut self, ended: &Ended, within: std::time::Duration) {
+        if let Some(folder) = self.folder.take() {
+            if ended.everything_ended(within) {
+                IDLE_SCRATCH.give_back(folder);
+            } else {
+                folder.remove();
+            }
+        }
+    }
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        // Before the handle's own removal, which gives up at the first entry made meanwhile.
-        stale::remove_settled(self.dir.path());
+        if let Some(folder) = self.folder.take() {
+            folder.remove();
+        }
+    }
+}
+
+/// Removes the idle folders of ended runs (the workspace folders are [`crate::workspace`]'s): a
+/// suite's end.
+pub fn remove_idle_scratch() {
+    IDLE_SCRATCH.drain();
+}
+
+/// How a run's jail ended ([`Jail::end`]): what proves that every process of the run has.
+#[derive(Debug)]
+pub struct Ended {
+    /// A pidfd of the first process of the run's sandbox (PID 1 of its PID namespace).
+    first: Option<OwnedFd>,
+}
+
+impl Ended {
+    /// Whether every process the run's commands started is known to have ended, waiting at most
+    /// `within`: only under `isolated` with the harness's own sandbox maker, whose sandbox's
+    /// first process ends after every other process of its PID namespace (the kernel's). Outside
+    /// a PID namespace a process can outlive its tag search, and bubblewrap's end says nothing
+    /// of its sandbox's: never there. Blocks.
+    pub fn everything_ended(&self, within: std::time::Duration) -> bool {
+        let Some(first) = &self.first else {
+            return false;
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            first,
+            rustix::event::PollFlags::IN,
+        )];
+        let within = rustix::event::Timespec {
+            tv_sec: within.as_secs().try_into().unwrap_or(i64::MAX),
+            tv_nsec: within.subsec_nanos().into(),
+        };
+        loop {
+            match rustix::event::poll(&mut fds, Some(&within)) {
+                Ok(n) => return n > 0,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => return false,
+            }
+        }
     }
 }
 

@@ -83,6 +83,19 @@ pub fn remove_tree(path: &Path, access: Access) -> io::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
+    remove_under(top, path, access, true)
+}
+
+/// Removes everything in the folder `path`, which stays (as [`remove_tree`] removes, at any
+/// depth, never following a symlink); an error when `path` is not a folder (a symlink at `path`
+/// is not followed either: it is no folder).
+pub fn empty_tree(path: &Path, access: Access) -> io::Result<()> {
+    let top = open_dir(rustix::fs::CWD, path.as_os_str(), access)?;
+    remove_under(top, path, access, false)
+}
+
+/// Empties the folder `top` (opened from `path`) and, with `and_top`, removes it.
+fn remove_under(top: OwnedFd, path: &Path, access: Access, and_top: bool) -> io::Result<()> {
     let mut levels = vec![Level::new(top, None, access)?];
     // The open folders are `levels[open_from..]`: those above were closed, farthest first.
     let mut open_from = 0;
@@ -94,6 +107,9 @@ pub fn remove_tree(path: &Path, access: Access) -> io::Result<()> {
             let done = levels.pop().expect("a level is being emptied");
             let Some(parent) = levels.last_mut() else {
                 drop(done);
+                if !and_top {
+                    return Ok(());
+                }
                 return match std::fs::remove_dir(path) {
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
                     other => other,
@@ -263,6 +279,27 @@ mod tests {
     }
 
     #[test]
+    fn emptying_keeps_the_folder_and_never_follows_a_symlink_even_at_the_top() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("a/b")).unwrap();
+        std::fs::write(tree.join("a/b/f"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, tree.join("link")).unwrap();
+        empty_tree(&tree, Access::AsItIs).unwrap();
+        assert!(tree.is_dir());
+        assert_eq!(std::fs::read_dir(&tree).unwrap().count(), 0);
+        // A symlink where the folder was: an error, and nothing behind it touched.
+        let link = dir.path().join("top-link");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert!(empty_tree(&link, Access::AsItIs).is_err());
+        assert!(outside.join("keep").exists());
+        assert!(link.symlink_metadata().is_ok());
+    }
+
+    #[test]
     fn wide_and_mixed_trees_go_and_symlinks_are_not_followed() {
         let root = tempfile::tempdir().unwrap();
         let outside = root.path().join("outside");
@@ -340,10 +377,11 @@ mod tests {
             Access::AsItIs,
         )
         .unwrap();
-        let wrong = (deep.id.0, deep.id.1 + 1);
+        // Not the folder above (whose inode number may be any, the next one too).
+        let st = rustix::fs::stat(root.path()).unwrap();
+        let wrong = (st.st_dev, st.st_ino + 1);
         let err = reopen_parent(&deep, wrong).unwrap_err();
         assert!(err.to_string().contains("moved meanwhile"), "{err}");
-        let st = rustix::fs::stat(root.path()).unwrap();
         assert!(reopen_parent(&deep, (st.st_dev, st.st_ino)).is_ok());
     }
 }

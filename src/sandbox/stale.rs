@@ -141,6 +141,41 @@ pub fn create_owned_in(prefix: &str, dir: &Path) -> io::Result<tempfile::TempDir
         .tempdir_in(dir)
 }
 
+/// Renames the owned folder `dir` to a fresh name `<prefix>XXXXXX.<owner>` beside it (never
+/// over an existing entry) and returns the new path: a folder of one run given to another
+/// ([`super::pool`]), named as if made for it.
+pub fn rename_owned(dir: &Path, prefix: &str) -> io::Result<PathBuf> {
+    use rand::Rng;
+    use rand::distributions::Alphanumeric;
+    let parent = dir
+        .parent()
+        .ok_or_else(|| io::Error::other(format!("{} has no parent folder", dir.display())))?;
+    let suffix = Owner::current()
+        .map(|o| o.name_suffix())
+        .unwrap_or_default();
+    let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
+    for _ in 0..16 {
+        let random: String = rand::thread_rng()
+            .sample_iter(&Alphanumeric)
+            .take(6)
+            .map(char::from)
+            .collect();
+        let to = parent.join(format!("{prefix}{random}{suffix}"));
+        match rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            dir,
+            rustix::fs::CWD,
+            &to,
+            rustix::fs::RenameFlags::NOREPLACE,
+        ) {
+            Ok(()) => return Ok(to),
+            Err(rustix::io::Errno::EXIST) => last = io::Error::from(io::ErrorKind::AlreadyExists),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last)
+}
+
 /// How long [`remove_settled`] keeps removing a folder that something still adds entries to.
 const SETTLE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -381,13 +416,17 @@ mod tests {
             let filler = {
                 let tmp = dir.join("tmp");
                 std::thread::spawn(move || {
-                    let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+                    // 50 ms from the 100th entry on (making 100 may take longer than that on a
+                    // file system slow to make them).
+                    let mut until = std::time::Instant::now() + std::time::Duration::from_secs(30);
                     let mut made = 0u32;
                     while std::time::Instant::now() < until
                         && std::fs::create_dir(tmp.join(made.to_string())).is_ok()
                     {
                         made += 1;
                         if made == 100 {
+                            until =
+                                std::time::Instant::now() + std::time::Duration::from_millis(50);
                             started_tx.send(()).unwrap();
                         }
                     }

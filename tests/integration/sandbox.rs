@@ -1174,6 +1174,71 @@ fn a_whole_run_leaves_no_process_behind() {
 }
 
 #[test]
+fn runs_that_take_an_ended_runs_folders_start_from_the_fixture_alone_and_none_is_left() {
+    // Under `isolated` an ended run's folders (its workspace's, its HOME, /tmp and logs) are
+    // emptied and taken by a later run. Each run here says where it runs, writes into all of
+    // them, and leaves a mark that the check finds if anything of an earlier run was there.
+    if isolated_or_skip(
+        "runs_that_take_an_ended_runs_folders_start_from_the_fixture_alone_and_none_is_left",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // One run at a time, the same two turns each (request N gets turn N).
+    let run = "  - tool_calls:\n      - name: bash\n        arguments: {command: 'echo \"WS=$PWD HOME=$HOME\"; if [ \"$(ls -A)\" != x.txt ] || [ -n \"$(ls -A ~)$(ls -A /tmp | grep -v ^harness-)\" ]; then echo DIRTY > dirty; fi; mkdir -p sub ~/.cache /tmp/t; touch sub/f ~/.cache/f /tmp/t/f .hidden; echo more >> x.txt'}\n  - text: done\n";
+    let script =
+        testkit::parse_script(&format!("turns:\n{}", run.repeat(6)), "marks.yaml").unwrap();
+    let server = runtime.block_on(testkit::start(script, ApiKind::AnthropicMessages));
+    let dir = tempfile::tempdir().unwrap();
+    let out = scripted_run(
+        dir.path(),
+        "id: t\nprompt: p\nchecks:\n  - run: 'test ! -e dirty && test \"$(wc -l < x.txt)\" -eq 2'\n",
+        Tier::Isolated,
+        &server.base_url(),
+    )
+    .args(["--epochs", "6", "--jobs", "1"])
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches(" passed ").count(), 6, "{stdout}");
+    // Where each run ran, from its transcript.
+    let mut workspaces = Vec::new();
+    let mut homes = Vec::new();
+    let reports = dir.path().join("reports");
+    for report in std::fs::read_dir(&reports).unwrap() {
+        for run in std::fs::read_dir(report.unwrap().path().join("runs")).unwrap() {
+            let text = std::fs::read_to_string(run.unwrap().path().join("transcript.md")).unwrap();
+            let line = text.lines().find(|l| l.starts_with("WS=")).expect(&text);
+            let (ws, home) = line.split_once(" HOME=").unwrap();
+            workspaces.push(ws.trim_start_matches("WS=").to_owned());
+            homes.push(home.to_owned());
+        }
+    }
+    assert_eq!(workspaces.len(), 6);
+    let distinct = |v: &[String]| v.iter().collect::<std::collections::BTreeSet<_>>().len();
+    // One run at a time, the next made while one runs: two sets of folders serve all six.
+    assert!(
+        distinct(&workspaces) < 6,
+        "no workspace folder was taken again: {workspaces:?}"
+    );
+    assert!(
+        distinct(&homes) < 6,
+        "no scratch folder was taken again: {homes:?}"
+    );
+    for path in workspaces.iter().chain(&homes) {
+        let private = Path::new(path).parent().unwrap();
+        assert!(
+            !private.exists(),
+            "{} was left after the run",
+            private.display()
+        );
+    }
+    drop(server);
+}
+
+#[test]
 fn a_tree_a_command_nests_thousands_deep_is_walked_diffed_and_removed_without_a_crash() {
     // Each of these recursed once per folder and overflowed its thread's stack on such a tree,
     // which aborted the harness with every run in flight: `find` and `grep` (the walk of the
