@@ -39,7 +39,9 @@
 //! `--tmpdir DIR` gives the harness that temp dir (`TMPDIR`), where it makes each run's
 //! workspace and scratch folders, and puts the suite, the reports and the bare shell's copies
 //! there too: the cost of making and removing files depends on the file system (`--tmpdir
-//! /dev/shm` against the default measures it).
+//! /dev/shm` against the default measures it). Those folders of every measured side stay until
+//! the bench ends: removed after each side, the thousands of report files the bench deleted made
+//! every file created after them slower on ext4 without a journal, a cost of the bench's own.
 //!
 //! Run with `cargo bench --bench sandbox_overhead` (`-- --rounds 5 --before
 //! target/before/harness`). To profile one side by hand, `-- --serve` starts the model server
@@ -101,6 +103,22 @@ struct Setup {
     place: PathBuf,
     /// The harness's `TMPDIR`, when not the machine's.
     tmpdir: Option<PathBuf>,
+    /// The folders of the measured runs (the suites, reports, cassettes, the shell's copies),
+    /// kept until the bench ends: removed after each run, their thousands of files made every
+    /// file the next runs created slower on a file system such as ext4 without a journal, which
+    /// will not reuse an inode freed in the last minute and scans past each such one first (the
+    /// bench's own deletions, which a user's suite does not make).
+    kept: std::sync::Mutex<Vec<tempfile::TempDir>>,
+}
+
+impl Setup {
+    /// A folder for one measured side's files, kept until the bench ends.
+    fn folder(&self) -> PathBuf {
+        let dir = tempfile::tempdir_in(&self.place).unwrap();
+        let path = dir.path().to_path_buf();
+        self.kept.lock().unwrap().push(dir);
+        path
+    }
 }
 
 fn main() {
@@ -140,6 +158,7 @@ fn main() {
         tick: proc_stat::clock_ticks_per_second(),
         place: place.path().to_path_buf(),
         tmpdir,
+        kept: std::sync::Mutex::new(Vec::new()),
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     if std::env::args().any(|a| a == "--serve") {
@@ -261,6 +280,10 @@ fn main() {
             }
         }
     }
+    // The measured runs' folders, and the bench's own, go before it exits (which drops
+    // nothing).
+    drop(setup);
+    drop(place);
     if !missed.is_empty() {
         for m in &missed {
             eprintln!("target missed under isolated: {m}");
@@ -481,8 +504,8 @@ fn tier_of(name: &str) -> (harness::sandbox::Tier, bool) {
 
 /// One `harness run` of `samples` epochs of the trivial task, `jobs` at a time, under `tier`.
 fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &Server) -> Measure {
-    let dir = tempfile::tempdir_in(&setup.place).unwrap();
-    let suite = dir.path().join("tasks");
+    let dir = setup.folder();
+    let suite = dir.join("tasks");
     testkit::write_trivial_task(&suite).unwrap();
     let mut command = Command::new(harness);
     command
@@ -495,9 +518,9 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &Server) -> Me
         .args(["--epochs", &setup.samples.to_string()])
         .args(["--sandbox", tier_of(tier).0.name()])
         .arg("--cassettes")
-        .arg(dir.path().join("cassettes"))
+        .arg(dir.join("cassettes"))
         .arg("--reports")
-        .arg(dir.path().join("reports"))
+        .arg(dir.join("reports"))
         .arg("--quiet")
         .env("OPENAI_API_KEY", "bench-key-not-secret")
         .env(
@@ -540,7 +563,7 @@ fn harness_run(setup: &Setup, harness: &Path, tier: &str, server: &Server) -> Me
 /// The same commands from a bare shell: per sample, `calls` times `bash -c COMMAND` then
 /// `bash -c true`, in a fresh copy of the fixture; `jobs` samples at a time.
 fn bare_shell(setup: &Setup, calls: usize) -> Measure {
-    let dir = tempfile::tempdir_in(&setup.place).unwrap();
+    let dir = setup.folder();
     let before = proc_stat::read("/proc/self/stat", setup.tick).children;
     let started = Instant::now();
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -552,7 +575,7 @@ fn bare_shell(setup: &Setup, calls: usize) -> Measure {
                     if i >= setup.samples {
                         break;
                     }
-                    let ws = dir.path().join(format!("s{i}"));
+                    let ws = dir.join(format!("s{i}"));
                     std::fs::create_dir(&ws).unwrap();
                     std::fs::write(ws.join("README.md"), "A tiny fixture.\n").unwrap();
                     for script in std::iter::repeat_n(COMMAND, calls).chain(["true"]) {
