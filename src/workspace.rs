@@ -262,8 +262,12 @@ impl Workspace {
                 ),
             }
         };
-        // Canonical, so paths the tools print match what a `pwd` in bash prints.
-        let parent = dir.path().canonicalize().map_err(WorkspaceError::TempDir);
+        // Canonical, so paths the tools print match what a `pwd` in bash prints (a run folder's
+        // is already).
+        let parent = match &dir {
+            Private::Owned(folder) => Ok(folder.root().to_path_buf()),
+            Private::ToKeep(dir) => dir.path().canonicalize().map_err(WorkspaceError::TempDir),
+        };
         let mut workspace = Workspace {
             path: dir.path().join(WORKSPACE_DIR_NAME),
             dir: Some(dir),
