@@ -66,7 +66,6 @@ use std::time::{Duration, Instant};
 
 use similar::{Algorithm, ChangeTag, TextDiff};
 
-use crate::sandbox::Ended;
 use crate::sandbox::pool::{FolderPool, RunFolder};
 use crate::tasks::Task;
 
@@ -371,16 +370,15 @@ impl Workspace {
     }
 
     /// Ends the run's use of the workspace: a folder not kept is given back, emptied, for a
-    /// later run when `ended` says every process of the run has ended within `within` (nothing
-    /// can write in it any more), and removed otherwise.
-    pub fn recycle(mut self, ended: &Ended, within: std::time::Duration) {
+    /// later run when every process of the run has `ended`
+    /// ([`crate::sandbox::Ended::everything_ended`]: nothing can write in it any more), and
+    /// removed otherwise.
+    pub fn recycle(mut self, ended: bool) {
         if self.keep {
             return;
         }
         match self.dir.take() {
-            Some(Private::Owned(folder)) if ended.everything_ended(within) => {
-                IDLE.give_back(folder)
-            }
+            Some(Private::Owned(folder)) if ended => IDLE.give_back(folder),
             Some(Private::Owned(folder)) => folder.remove(),
             // Not this harness's to give: the drop removes it.
             other => self.dir = other,

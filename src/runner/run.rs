@@ -352,9 +352,10 @@ pub(super) async fn run_one(
     // Emptying or removing the run's folders is file work as well. Given back for a later run
     // once every process of the run has ended (by now, unless one is slow to die).
     blocking(move || {
-        scratch.recycle(&ended, RECYCLE_WAIT);
+        let ended = ended.everything_ended(RECYCLE_WAIT);
+        scratch.recycle(ended);
         if let Some(workspace) = workspace {
-            workspace.recycle(&ended, RECYCLE_WAIT);
+            workspace.recycle(ended);
         }
     })
     .await;

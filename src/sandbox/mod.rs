@@ -803,12 +803,12 @@ impl Scratch {
         &self.logs
     }
 
-    /// Ends the run's use of the folders: given back, emptied, for a later run when `ended` says
-    /// every process of the run has ended within `within` (nothing can write in them any more);
-    /// removed otherwise.
-    pub fn recycle(mut self, ended: &Ended, within: std::time::Duration) {
+    /// Ends the run's use of the folders: given back, emptied, for a later run when every
+    /// process of the run has `ended` ([`Ended::everything_ended`]: nothing can write in them
+    /// any more); removed otherwise.
+    pub fn recycle(mut self, ended: bool) {
         if let Some(folder) = self.folder.take() {
-            if ended.everything_ended(within) {
+            if ended {
                 IDLE_SCRATCH.give_back(folder);
             } else {
                 folder.remove();
