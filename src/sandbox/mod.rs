@@ -41,11 +41,12 @@ pub mod user;
 pub mod wire;
 pub mod zygote;
 
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use isolated::Maker;
 
@@ -389,6 +390,27 @@ impl Jail {
         }
     }
 
+    /// The names of the mount points the run's sandbox, made by the harness, needs right in its
+    /// private `/tmp` ([`bwrap::Mounts::skeletons`] there: the run's folders, under `/tmp`).
+    fn private_tmp_mount_points(&self) -> Vec<OsString> {
+        let Some(Maker::Harness { hide, .. }) = self.sandbox.maker.as_deref() else {
+            return Vec::new();
+        };
+        let Ok(real_tmp) = Path::new("/tmp").canonicalize() else {
+            return Vec::new();
+        };
+        let skeletons = self.mounts.skeletons(hide.as_deref());
+        skeletons
+            .iter()
+            .filter_map(|at| {
+                let rest = at.strip_prefix(&real_tmp).ok()?;
+                let mut parts = rest.components();
+                let first = parts.next()?;
+                parts.next().is_none().then(|| first.as_os_str().to_owned())
+            })
+            .collect()
+    }
+
     /// This jail with the run's scratch folders: commands write `HOME` there and, under
     /// `isolated`, see its `tmp/` as their private `/tmp`; bash's full-output files (`logs/`)
     /// stay readable by the commands and the file tools, so Pi's "Full output: …" notice can be
@@ -403,6 +425,7 @@ impl Jail {
             .parent()
             .and_then(Path::parent)
             .map(Path::to_path_buf);
+        scratch.hold_mount_points(&self.private_tmp_mount_points());
         // A sandbox is made for the mounts it was started with: a fresh one for these.
         self.run = RunCell::default();
         if self.root.is_some() {
@@ -746,7 +769,8 @@ impl Jail {
 /// [`Scratch::recycle`] gives them back.
 #[derive(Debug)]
 pub struct Scratch {
-    folder: Option<pool::RunFolder>,
+    /// Locked only to hold the sandbox's mount points ([`Scratch::hold_mount_points`]).
+    folder: Mutex<Option<pool::RunFolder>>,
     root: PathBuf,
     home: PathBuf,
     tmp: PathBuf,
@@ -783,8 +807,23 @@ impl Scratch {
             home: folder.child("home"),
             tmp: folder.child("tmp"),
             logs: folder.child("logs"),
-            folder: Some(folder),
+            folder: Mutex::new(Some(folder)),
         })
+    }
+
+    /// Makes the mount points `names` in `tmp/`, the run's private `/tmp` under `isolated`,
+    /// for the sandbox to mount the run's folders on, and keeps them for the next run of these
+    /// folders ([`pool::RunFolder::hold`]), this folder's own first (so that the other,
+    /// different from run to run, is the last made or renamed, as in a new folder). The
+    /// sandbox makes any that are missing.
+    fn hold_mount_points(&self, names: &[OsString]) {
+        let own = self.root.file_name();
+        let mut names: Vec<&OsStr> = names.iter().map(OsString::as_os_str).collect();
+        names.sort_by_key(|name| Some(*name) != own);
+        let mut folder = self.folder.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(folder) = folder.as_mut() {
+            let _ = folder.hold("tmp", &names);
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -806,8 +845,9 @@ impl Scratch {
     /// Ends the run's use of the folders: given back, emptied, for a later run when every
     /// process of the run has `ended` ([`Ended::everything_ended`]: nothing can write in them
     /// any more); removed otherwise.
-    pub fn recycle(mut self, ended: bool) {
-        if let Some(folder) = self.folder.take() {
+    pub fn recycle(self, ended: bool) {
+        let folder = self.folder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(folder) = folder {
             if ended {
                 IDLE_SCRATCH.give_back(folder);
             } else {
@@ -819,7 +859,12 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if let Some(folder) = self.folder.take() {
+        let folder = self
+            .folder
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(folder) = folder {
             folder.remove();
         }
     }

@@ -23,6 +23,7 @@
 //!
 //! Depends on [`super::stale`] (owned names, removal).
 
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -88,6 +89,8 @@ pub struct RunFolder {
     prefix: String,
     children: &'static [&'static str],
     stamps: Vec<Stamp>,
+    /// Empty folders in a child, in the order made, that emptying keeps ([`RunFolder::hold`]).
+    held: Vec<(&'static str, OsString)>,
 }
 
 impl RunFolder {
@@ -127,6 +130,7 @@ impl RunFolder {
             prefix: prefix.to_owned(),
             children,
             stamps: Vec::new(),
+            held: Vec::new(),
         };
         match folder.stamp() {
             Ok(stamps) => {
@@ -148,6 +152,87 @@ impl RunFolder {
     /// The folder `name` of [`RunFolder::create`]'s `children` in it.
     pub fn child(&self, name: &str) -> PathBuf {
         self.root.join(name)
+    }
+
+    /// Makes the empty folders `names` in the child folder `child`, in that order, and keeps them
+    /// through emptying: the mount points a run's sandbox makes in its private `/tmp`, which the
+    /// next run of the folder would otherwise make anew (and its emptying remove: on some file
+    /// systems each removal makes every later creation slower). Those an earlier run held are
+    /// taken, renamed where the names differ, in the order they were made, which is the order
+    /// tmpfs lists them in (newest first, on some kernels): so the listing of `child` is what it
+    /// would be in a new folder. Folders of `child` held and no longer named go. On an error,
+    /// none is held in `child` (each was removed, as far as it could be).
+    pub fn hold(&mut self, child: &'static str, names: &[&OsStr]) -> io::Result<()> {
+        let dir = self.root.join(child);
+        let had: Vec<OsString> = self
+            .held
+            .iter()
+            .filter(|(c, _)| *c == child)
+            .map(|(_, name)| name.clone())
+            .collect();
+        self.held.retain(|(c, _)| *c != child);
+        let plain = |name: &OsStr| {
+            let mut parts = Path::new(name).components();
+            matches!(parts.next(), Some(std::path::Component::Normal(n)) if n == name)
+                && parts.next().is_none()
+        };
+        let same = had
+            .iter()
+            .zip(names)
+            .take_while(|(old, new)| old.as_os_str() == **new)
+            .count();
+        let made = (|| {
+            if !self.children.contains(&child) || !names.iter().all(|n| plain(n)) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a child folder, or not a name",
+                ));
+            }
+            for (i, name) in names.iter().enumerate().skip(same) {
+                let to = dir.join(name);
+                match had.get(i) {
+                    Some(old) => rustix::fs::renameat_with(
+                        rustix::fs::CWD,
+                        dir.join(old),
+                        rustix::fs::CWD,
+                        &to,
+                        rustix::fs::RenameFlags::NOREPLACE,
+                    )?,
+                    None => std::fs::create_dir(&to)?,
+                }
+            }
+            for old in had.iter().skip(names.len()) {
+                std::fs::remove_dir(dir.join(old))?;
+            }
+            // The child as it is to be found again: on tmpfs a folder's size counts its
+            // entries.
+            let at = 1 + self
+                .children
+                .iter()
+                .position(|c| *c == child)
+                .expect("checked");
+            self.stamps[at] = Stamp::of(&dir)?;
+            Ok(())
+        })();
+        match made {
+            Ok(()) => {
+                let held = names.iter().map(|n| (child, n.to_os_string()));
+                self.held.extend(held);
+                Ok(())
+            }
+            Err(e) => {
+                for name in had
+                    .iter()
+                    .map(OsString::as_os_str)
+                    .chain(names.iter().copied())
+                {
+                    if plain(name) {
+                        let _ = std::fs::remove_dir(dir.join(name));
+                    }
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Stamps of the private folder and each child, in that order.
@@ -177,7 +262,13 @@ impl RunFolder {
             return false;
         }
         for child in self.children {
-            if !empty(&self.root.join(child)) {
+            let keep: Vec<&OsStr> = self
+                .held
+                .iter()
+                .filter(|(c, _)| c == child)
+                .map(|(_, name)| name.as_os_str())
+                .collect();
+            if !empty(&self.root.join(child), &keep) {
                 return false;
             }
         }
@@ -208,10 +299,15 @@ impl RunFolder {
     }
 }
 
-/// Removes everything in the folder `dir`; whether that worked. Never through a symlink: not at
-/// `dir` itself (one there is no folder, and fails), nor anywhere under it.
-fn empty(dir: &Path) -> bool {
-    super::remove::empty_tree(dir, super::remove::Access::AsItIs).is_ok()
+/// Removes everything in the folder `dir` but the folders `keep` in it, emptied; whether that
+/// worked and each of `keep` is still a folder. Never through a symlink: not at `dir` itself (one
+/// there is no folder, and fails), nor anywhere under it.
+fn empty(dir: &Path, keep: &[&OsStr]) -> bool {
+    super::remove::empty_tree_keeping(dir, super::remove::Access::AsItIs, keep).is_ok()
+        && keep.iter().all(|name| {
+            rustix::fs::lstat(dir.join(name))
+                .is_ok_and(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+        })
 }
 
 fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
@@ -364,6 +460,110 @@ mod tests {
         pool.drain();
         assert!(pool.is_empty());
         assert_eq!(std::fs::read_dir(&base).unwrap().count(), 0, "drained");
+    }
+
+    fn listing(dir: &Path) -> Vec<OsString> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect()
+    }
+
+    #[test]
+    fn held_folders_survive_emptying_and_are_renamed_for_the_next_run() {
+        let base = tempfile::tempdir().unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let pool = FolderPool::new();
+        let mut folder = made(&base, "harness-one-");
+        let b = folder.child("b");
+        let (own, x, y) = (OsStr::new("own"), OsStr::new("x"), OsStr::new("y"));
+        folder.hold("b", &[own, x]).unwrap();
+        let mut names = listing(&b);
+        names.sort();
+        assert_eq!(names, ["own", "x"]);
+        // What a run leaves: in them, and beside them.
+        std::fs::write(b.join("x/inside"), "x").unwrap();
+        std::fs::write(b.join("beside"), "x").unwrap();
+        let (own_ino, x_ino) = (ino(&b.join("own")), ino(&b.join("x")));
+        pool.give_back(folder);
+        let mut names = listing(&b);
+        names.sort();
+        assert_eq!(names, ["own", "x"], "the held ones stay, and nothing else");
+        assert!(listing(&b.join("x")).is_empty(), "emptied");
+
+        // The next run's names: the one that differs is the one renamed, never made anew.
+        let mut folder = pool.take(&base, "harness-one-", KIDS).unwrap();
+        folder.hold("b", &[own, y]).unwrap();
+        let mut names = listing(&b);
+        names.sort();
+        assert_eq!(names, ["own", "y"]);
+        assert_eq!((ino(&b.join("own")), ino(&b.join("y"))), (own_ino, x_ino));
+        // Fewer: the rest go.
+        folder.hold("b", &[own]).unwrap();
+        assert_eq!(listing(&b), ["own"]);
+        // No name, or no child: an error, and none held.
+        for bad in ["../esc", "a/b", ".", ""] {
+            assert!(
+                folder.hold("b", &[own, OsStr::new(bad)]).is_err(),
+                "{bad:?}"
+            );
+            assert!(listing(&b).is_empty(), "{bad:?}");
+        }
+        assert!(!base.join("esc").exists());
+        assert!(folder.hold("c", &[own]).is_err());
+        assert!(!folder.child("c").exists());
+        folder.hold("b", &[own]).unwrap();
+        // A held name that is no longer a folder: the folder is not as made.
+        std::fs::remove_dir(b.join("own")).unwrap();
+        std::fs::write(b.join("own"), "x").unwrap();
+        let root = folder.root().to_path_buf();
+        pool.give_back(folder);
+        assert!(pool.is_empty() && !root.exists());
+    }
+
+    fn ino(path: &Path) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::symlink_metadata(path).unwrap())
+    }
+
+    /// `TMPFS_MAGIC` of `<linux/magic.h>`.
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+    /// On tmpfs a folder lists its entries in the order they were made (newest first, on some
+    /// kernels): the held folders, taken and renamed, list as they would in a new folder.
+    #[test]
+    fn held_folders_renamed_list_as_in_a_new_folder_on_tmpfs() {
+        let shm = Path::new("/dev/shm");
+        // `f_type`'s type differs from one platform to another.
+        #[allow(clippy::unnecessary_cast)]
+        let on_tmpfs = rustix::fs::statfs(shm).is_ok_and(|fs| fs.f_type as i64 == TMPFS_MAGIC);
+        if !on_tmpfs {
+            eprintln!("no tmpfs at /dev/shm: skipped");
+            return;
+        }
+        let base = tempfile::tempdir_in(shm).unwrap();
+        let base = base.path().canonicalize().unwrap();
+        let pool = FolderPool::new();
+        let order = |folder: &RunFolder| {
+            listing(&folder.child("b"))
+                .into_iter()
+                .map(|n| if n == "own" { "own" } else { "other" })
+                .collect::<Vec<_>>()
+        };
+        let mut fresh = made(&base, "harness-one-");
+        fresh
+            .hold("b", &[OsStr::new("own"), OsStr::new("x")])
+            .unwrap();
+        let new_order = order(&fresh);
+        pool.give_back(fresh);
+        for name in ["y", "a-much-longer-name-than-the-others", "z"] {
+            let mut again = pool.take(&base, "harness-one-", KIDS).unwrap();
+            again
+                .hold("b", &[OsStr::new("own"), OsStr::new(name)])
+                .unwrap();
+            assert_eq!(order(&again), new_order, "{name}");
+            pool.give_back(again);
+        }
+        pool.drain();
     }
 
     #[test]

@@ -45,6 +45,8 @@ struct Level {
     name: Option<OsString>,
     /// Its device and inode, to know it again when it is opened anew.
     id: (u64, u64),
+    /// Emptied but not removed ([`empty_tree_keeping`]).
+    kept: bool,
 }
 
 impl Level {
@@ -57,6 +59,7 @@ impl Level {
             dir: Some(Dir::new(fd)?),
             name,
             id: (st.st_dev, st.st_ino),
+            kept: false,
         })
     }
 
@@ -83,19 +86,32 @@ pub fn remove_tree(path: &Path, access: Access) -> io::Result<()> {
         }
         Err(e) => return Err(e.into()),
     };
-    remove_under(top, path, access, true)
+    remove_under(top, path, access, true, &[])
 }
 
 /// Removes everything in the folder `path`, which stays (as [`remove_tree`] removes, at any
 /// depth, never following a symlink); an error when `path` is not a folder (a symlink at `path`
 /// is not followed either: it is no folder).
 pub fn empty_tree(path: &Path, access: Access) -> io::Result<()> {
-    let top = open_dir(rustix::fs::CWD, path.as_os_str(), access)?;
-    remove_under(top, path, access, false)
+    empty_tree_keeping(path, access, &[])
 }
 
-/// Empties the folder `top` (opened from `path`) and, with `and_top`, removes it.
-fn remove_under(top: OwnedFd, path: &Path, access: Access, and_top: bool) -> io::Result<()> {
+/// [`empty_tree`], but the folders named `keep` directly in `path` stay, emptied; anything else
+/// of such a name (a file, a symlink) goes.
+pub fn empty_tree_keeping(path: &Path, access: Access, keep: &[&OsStr]) -> io::Result<()> {
+    let top = open_dir(rustix::fs::CWD, path.as_os_str(), access)?;
+    remove_under(top, path, access, false, keep)
+}
+
+/// Empties the folder `top` (opened from `path`) and, with `and_top`, removes it; the folders
+/// named `keep` in `top` are emptied, not removed.
+fn remove_under(
+    top: OwnedFd,
+    path: &Path,
+    access: Access,
+    and_top: bool,
+    keep: &[&OsStr],
+) -> io::Result<()> {
     let mut levels = vec![Level::new(top, None, access)?];
     // The open folders are `levels[open_from..]`: those above were closed, farthest first.
     let mut open_from = 0;
@@ -121,7 +137,11 @@ fn remove_under(top: OwnedFd, path: &Path, access: Access, and_top: bool) -> io:
                 open_from -= 1;
             }
             let name = done.name.clone().expect("only the top has no name");
+            let kept = done.kept;
             drop(done);
+            if kept {
+                continue;
+            }
             let parent_fd = parent.dir().fd()?;
             match rustix::fs::unlinkat(parent_fd, name.as_os_str(), AtFlags::REMOVEDIR) {
                 Ok(()) | Err(Errno::NOENT) => {}
@@ -149,9 +169,12 @@ fn remove_under(top: OwnedFd, path: &Path, access: Access, and_top: bool) -> io:
             unlink_in(fd, &name, access)?;
             continue;
         }
+        let kept = last == 0 && keep.contains(&name.as_os_str());
         match open_dir(fd, &name, access) {
             Ok(child) => {
-                levels.push(Level::new(child, Some(name), access)?);
+                let mut child = Level::new(child, Some(name), access)?;
+                child.kept = kept;
+                levels.push(child);
                 // Within the budget: the farthest open folder above is closed.
                 if levels.len() - open_from > OPEN_LEVELS {
                     levels[open_from].dir = None;
@@ -297,6 +320,32 @@ mod tests {
         assert!(empty_tree(&link, Access::AsItIs).is_err());
         assert!(outside.join("keep").exists());
         assert!(link.symlink_metadata().is_ok());
+    }
+
+    #[test]
+    fn emptying_keeping_some_folders_empties_them_and_removes_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("held/deep")).unwrap();
+        std::fs::write(tree.join("held/deep/f"), "x").unwrap();
+        std::fs::create_dir_all(tree.join("other/held")).unwrap();
+        std::fs::write(tree.join("file"), "x").unwrap();
+        // Of a kept name but no folder: it goes, and is not followed.
+        std::os::unix::fs::symlink(&outside, tree.join("link")).unwrap();
+        let keep = [OsStr::new("held"), OsStr::new("link"), OsStr::new("gone")];
+        empty_tree_keeping(&tree, Access::AsItIs, &keep).unwrap();
+        let mut left: Vec<_> = std::fs::read_dir(&tree)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        // Only at the top: `other/held` went with `other`.
+        assert_eq!(left, ["held"]);
+        assert_eq!(std::fs::read_dir(tree.join("held")).unwrap().count(), 0);
+        assert!(outside.join("keep").exists());
     }
 
     #[test]

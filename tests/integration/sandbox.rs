@@ -1285,6 +1285,58 @@ fn runs_that_take_an_ended_runs_folders_start_from_the_fixture_alone_and_none_is
     drop(server);
 }
 
+#[tokio::test]
+async fn the_mount_points_a_run_s_private_tmp_needs_are_made_before_its_sandbox_and_alone_there() {
+    // The harness's own sandbox mounts the run's folders on mount points in the run's private
+    // /tmp. They are made (or taken from an ended run of the same scratch folder, renamed)
+    // with the jail, the scratch folder's own first, and are all a command finds there.
+    let Some(sandbox) = isolated_or_skip(
+        "the_mount_points_a_run_s_private_tmp_needs_are_made_before_its_sandbox_and_alone_there",
+    ) else {
+        return;
+    };
+    let real_tmp = Path::new("/tmp").canonicalize().unwrap();
+    if sandbox.maker() != Some("harness")
+        || std::env::temp_dir().canonicalize().unwrap() != real_tmp
+    {
+        eprintln!("not the harness's own sandbox, or the temp dir is not /tmp: skipped");
+        return;
+    }
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    for _ in 0..3 {
+        let (_dir, ws, _outside) = workspace_and_outside();
+        let scratch = Scratch::new().unwrap();
+        let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+        let own = scratch
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let top = ws
+            .strip_prefix(&real_tmp)
+            .unwrap()
+            .components()
+            .next()
+            .unwrap();
+        let want = sorted(vec![own, top.as_os_str().to_string_lossy().into_owned()]);
+        let made: Vec<String> = std::fs::read_dir(scratch.tmp())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(sorted(made), want);
+        let out = call(&ctx, "bash", json!({"command": "ls -A /tmp"})).await;
+        let seen: Vec<String> = text(&out).lines().map(str::to_owned).collect();
+        assert_eq!(sorted(seen), want, "{}", text(&out));
+        let ended = ctx.jail.clone().end();
+        drop(ctx);
+        scratch.recycle(ended.everything_ended(Duration::from_secs(5)));
+    }
+}
+
 #[test]
 fn a_tree_a_command_nests_thousands_deep_is_walked_diffed_and_removed_without_a_crash() {
     // Each of these recursed once per folder and overflowed its thread's stack on such a tree,
