@@ -7,7 +7,8 @@
 //! inode freed in the last minute or more, and every new file or folder scans past each of those
 //! first, so a suite that makes and removes a dozen folders per run makes every later creation
 //! slower (`benches/README.md`, `sandbox_overhead`). A folder taken from here is renamed, not
-//! made; one given back is emptied, not removed.
+//! made; one given back is emptied, not removed; and the empty folders a run's sandbox mounts
+//! things on, in the run's private `/tmp`, stay for the next run ([`RunFolder::hold`]).
 //!
 //! A folder comes back only when nothing can write into it any more: every process of its run
 //! has ended (under `isolated`, the run's PID namespace is gone: [`super::Ended`]), so what the
