@@ -42,6 +42,50 @@ pub struct Execution {
     pub interrupted: usize,
     /// Runs the stop came before.
     pub not_started: usize,
+    /// The removal of the folders the runs left for later ones, under way.
+    pub cleanup: Cleanup,
+}
+
+/// The removal of the folders a suite's runs gave back for later ones
+/// ([`crate::workspace::remove_idle`], [`crate::sandbox::remove_idle_scratch`]), on a thread of
+/// its own, so that the suite's reports are written meanwhile: over by [`Cleanup::done`], or at
+/// the latest when dropped.
+#[derive(Debug, Default)]
+pub struct Cleanup(Option<std::thread::JoinHandle<()>>);
+
+impl Cleanup {
+    /// Starts removing the idle folders (at once, here, when no thread can be started).
+    fn start() -> Cleanup {
+        fn remove() {
+            crate::workspace::remove_idle();
+            crate::sandbox::remove_idle_scratch();
+        }
+        match std::thread::Builder::new()
+            .name("harness-cleanup".to_owned())
+            .spawn(remove)
+        {
+            Ok(handle) => Cleanup(Some(handle)),
+            Err(_) => {
+                remove();
+                Cleanup(None)
+            }
+        }
+    }
+
+    /// Waits, off the async workers, until the folders are gone.
+    pub async fn done(mut self) {
+        if let Some(handle) = self.0.take() {
+            let _joined = tokio::task::spawn_blocking(move || handle.join()).await;
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            let _joined = handle.join();
+        }
+    }
 }
 
 /// How one run's task ended.
@@ -169,13 +213,12 @@ pub async fn execute_until(
     while let Some(done) = running.join_next_with_id().await {
         settle(done, &mut started, &mut ended);
     }
-    // The folders the runs gave back for later ones: no run is left to take them.
-    let _removed = tokio::task::spawn_blocking(|| {
-        crate::workspace::remove_idle();
-        crate::sandbox::remove_idle_scratch();
-    })
-    .await;
-    let mut out = Execution::default();
+    // The folders the runs gave back for later ones: no run is left to take them. They go
+    // while the caller writes its reports.
+    let mut out = Execution {
+        cleanup: Cleanup::start(),
+        ..Execution::default()
+    };
     for outcome in ended {
         match outcome {
             Some(Ended::Finished(record)) => out.records.push(*record),
@@ -184,4 +227,27 @@ pub async fn execute_until(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_idle_folders_are_gone_once_the_cleanup_is_done() {
+        // Folders in a base of their own: no other test's run can take them.
+        let base = tempfile::tempdir().unwrap();
+        let scratch = crate::sandbox::Scratch::new_in(base.path()).unwrap();
+        let root = scratch.path().to_path_buf();
+        scratch.recycle(true);
+        assert!(root.exists(), "given back, kept for a later run");
+        Cleanup::start().done().await;
+        assert!(!root.exists(), "{} is left", root.display());
+        // Dropped without waiting: gone all the same by then.
+        let scratch = crate::sandbox::Scratch::new_in(base.path()).unwrap();
+        let root = scratch.path().to_path_buf();
+        scratch.recycle(true);
+        drop(Cleanup::start());
+        assert!(!root.exists(), "{} is left", root.display());
+    }
 }

@@ -308,7 +308,7 @@ impl Prepared {
             .runs()
             .into_iter()
             .partition(|r| self.unmet.skipped.contains_key(&r.task.id));
-        let execution = execute_until(
+        let mut execution = execute_until(
             runnable,
             &self.options,
             Arc::new(Fanout(reporters)),
@@ -316,6 +316,7 @@ impl Prepared {
         )
         .await;
         let interrupted = stop.is_cancelled();
+        let cleanup = std::mem::take(&mut execution.cleanup);
         let mut new = execution.records;
         // A task the machine cannot check is skipped with what to install, never run into a
         // check failure.
@@ -371,6 +372,7 @@ impl Prepared {
             warnings,
         )
         .await;
+        cleanup.done().await;
         outcome.interrupted = interrupted;
         outcome.errors = errors;
         Ok(outcome)
