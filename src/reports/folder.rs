@@ -116,14 +116,28 @@ pub fn write_report_with(
     let mut stored: Vec<RunRecord> = Vec::with_capacity(sorted.len());
     let mut strategies: Vec<Option<String>> = Vec::with_capacity(sorted.len());
     let mut run_file_bytes = 0u64;
+    // While they are small: kept for the panels (`InlineLimit::held`).
+    let mut held: Option<Vec<RunFile>> = (options.html && !linked_by_count).then(Vec::new);
     for record in &sorted {
         let (file, bytes) = complete_run_file(dir, record)?;
         run_file_bytes += bytes;
         if linked_by_count {
             write_run_page(dir, &file, &name)?;
         }
-        strategies.push(file.edit_strategy);
-        stored.push(file.record);
+        if run_file_bytes > options.inline.held {
+            held = None;
+        }
+        match held.as_mut() {
+            Some(held) => {
+                strategies.push(file.edit_strategy.clone());
+                stored.push(file.record.clone());
+                held.push(file);
+            }
+            None => {
+                strategies.push(file.edit_strategy);
+                stored.push(file.record);
+            }
+        }
     }
     let rows: Vec<super::html::RunRow<'_>> = stored
         .iter()
@@ -148,6 +162,9 @@ pub fn write_report_with(
         };
         let mut out = io::BufWriter::new(std::fs::File::create(&path).map_err(io)?);
         let mut load = |i: usize| -> Result<Cow<'_, RunFile>, ReportError> {
+            if let Some(file) = held.as_ref().and_then(|held| held.get(i)) {
+                return Ok(Cow::Borrowed(file));
+            }
             let run = dir.join(rows[i].record.run_dir()).join(RUN_FILE_NAME);
             read_run_file(&run).map(Cow::Owned)
         };

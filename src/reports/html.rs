@@ -93,6 +93,10 @@ pub struct InlineLimit {
     pub runs: usize,
     /// The most bytes of run files (`run.json`, which holds what the panels show) together.
     pub bytes: u64,
+    /// The most bytes of run files kept in memory once read (to complete their records), for
+    /// the panels, which would read them again; past it each is read again when its panel is
+    /// written, one at a time.
+    pub held: u64,
 }
 
 impl Default for InlineLimit {
@@ -100,6 +104,7 @@ impl Default for InlineLimit {
         InlineLimit {
             runs: 500,
             bytes: 32 * 1024 * 1024,
+            held: 4 * 1024 * 1024,
         }
     }
 }

@@ -235,6 +235,43 @@ fn transcript_md_snapshot() {
 }
 
 #[test]
+fn panels_of_run_files_kept_from_reading_them_are_those_read_again() {
+    // The run files read to complete their records are kept for report.html's panels while
+    // they are small (`InlineLimit::held`); past it each is read again. The page is the same.
+    let dir = tempfile::tempdir().unwrap();
+    let records = records();
+    let artifacts: Vec<RunFile> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| run_file(r, Some("You are an expert."), &format!("+line {i}\n")))
+        .collect();
+    let mut pages = Vec::new();
+    for held in [u64::MAX, 0] {
+        let out = dir.path().join(format!("held-{held}/20260101-000000"));
+        let options = ReportOptions {
+            inline: html::InlineLimit {
+                held,
+                ..Default::default()
+            },
+            ..ReportOptions::default()
+        };
+        write_report_with(&out, &records, &artifacts, &options).unwrap();
+        let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert_eq!(
+            page.matches("<section class=\"run").count(),
+            records.len(),
+            "every panel inline"
+        );
+        assert!(
+            page.contains("The bug is in calc.py."),
+            "a transcript inline"
+        );
+        pages.push(page);
+    }
+    assert!(pages[0] == pages[1], "the pages differ");
+}
+
+#[test]
 fn write_report_writes_every_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("reports/20260101-000000");
@@ -416,10 +453,12 @@ fn past_the_inline_limit_each_run_has_its_own_page_and_report_html_links_it() {
         html::InlineLimit {
             runs: records.len() - 1,
             bytes: u64::MAX,
+            ..Default::default()
         },
         html::InlineLimit {
             runs: usize::MAX,
             bytes: 100,
+            ..Default::default()
         },
     ] {
         let out = dir.path().join(format!("linked-{}", limit.runs));
