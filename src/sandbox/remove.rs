@@ -301,12 +301,18 @@ mod tests {
         assert!(!removed.unwrap(), "the tree is still there");
     }
 
+    /// A folder `outside` in `dir` holding the file `keep`, which no emptying may reach.
+    fn canary(dir: &Path) -> std::path::PathBuf {
+        let outside = dir.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "x").unwrap();
+        outside
+    }
+
     #[test]
     fn emptying_keeps_the_folder_and_never_follows_a_symlink_even_at_the_top() {
         let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().join("outside");
-        std::fs::create_dir(&outside).unwrap();
-        std::fs::write(outside.join("keep"), "x").unwrap();
+        let outside = canary(dir.path());
         let tree = dir.path().join("tree");
         std::fs::create_dir_all(tree.join("a/b")).unwrap();
         std::fs::write(tree.join("a/b/f"), "x").unwrap();
@@ -325,9 +331,7 @@ mod tests {
     #[test]
     fn emptying_keeping_some_folders_empties_them_and_removes_the_rest() {
         let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().join("outside");
-        std::fs::create_dir(&outside).unwrap();
-        std::fs::write(outside.join("keep"), "x").unwrap();
+        let outside = canary(dir.path());
         let tree = dir.path().join("tree");
         std::fs::create_dir_all(tree.join("held/deep")).unwrap();
         std::fs::write(tree.join("held/deep/f"), "x").unwrap();
