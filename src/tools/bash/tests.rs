@@ -515,7 +515,7 @@ async fn what_the_pipe_holds_is_read_even_before_the_runtime_sees_it_ready() {
     );
     let dir = tempfile::tempdir().unwrap();
     let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    drain_now(&pipe, &mut buf, &mut output).unwrap();
+    drain_now(pipe.as_fd(), &mut buf, &mut output).unwrap();
     assert_eq!(output.snapshot_text(), "13 passed, 0 failed\n");
     // A writer that goes on (a process the command left) cannot keep the drain: it stops
     // after its bounded number of reads, with the pipe still open.
@@ -525,8 +525,75 @@ async fn what_the_pipe_holds_is_read_even_before_the_runtime_sees_it_ready() {
     });
     let started = Instant::now();
     let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    drain_now(&pipe, &mut buf, &mut output).unwrap();
+    drain_now(pipe.as_fd(), &mut buf, &mut output).unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
     drop(pipe);
     writing.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_command_that_fills_the_pipe_before_it_is_watched_is_read_whole() {
+    // More than a pipe holds, written at once: the command waits for the watch to start (10 ms
+    // after the spawn) and then ends, its whole output kept.
+    let (_d, ctx) = ctx();
+    let call = run(
+        &ctx,
+        json!({"command": "head -c 1000000 /dev/zero | tr '\\0' y; echo; echo end"}),
+    );
+    let out = tokio::time::timeout(Duration::from_secs(20), call)
+        .await
+        .expect("a command blocked on a full pipe is read once the watch starts")
+        .unwrap();
+    assert!(text(&out).ends_with(&format!(
+        "end\n\n\n[Showing lines 2-3 of 3 (50.0KB limit). Full output: {}]",
+        single_log(&ctx).display()
+    )));
+    let full = std::fs::read(single_log(&ctx)).unwrap();
+    assert_eq!(full.len(), 1_000_000 + "\nend\n".len());
+    assert!(full[..1_000_000].iter().all(|&b| b == b'y'));
+}
+
+#[test]
+fn an_unwatched_pipe_is_read_at_once_and_watched_only_while_a_writer_holds_it() {
+    use std::io::Write;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let dir = tempfile::tempdir().unwrap();
+    let mut buf = vec![0u8; READ_CHUNK];
+    let pipe = || {
+        let (read, write) = rustix::pipe::pipe_with(
+            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+        )
+        .unwrap();
+        (Output::Unwatched(read), std::fs::File::from(write))
+    };
+
+    // Its writer gone: read to its end, never watched.
+    let (mut unwatched, mut writer) = pipe();
+    writer.write_all(b"a.txt\nb.txt\n").unwrap();
+    drop(writer);
+    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
+    assert!(!unwatched.watch(&mut buf, &mut output).unwrap());
+    assert!(matches!(unwatched, Output::Ended));
+    assert_eq!(output.snapshot_text(), "a.txt\nb.txt\n");
+
+    // Its writer still there (a process the command left): what is there is read, and the
+    // rest comes through the runtime's watch.
+    let (mut unwatched, mut writer) = pipe();
+    writer.write_all(b"first\n").unwrap();
+    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
+    assert!(unwatched.watch(&mut buf, &mut output).unwrap());
+    assert!(matches!(unwatched, Output::Watched(_)));
+    assert_eq!(output.snapshot_text(), "first\n");
+    writer.write_all(b"second\n").unwrap();
+    drop(writer);
+    let n = runtime.block_on(unwatched.read(&mut buf)).unwrap();
+    assert_eq!(&buf[..n], b"second\n");
+    assert_eq!(runtime.block_on(unwatched.read(&mut buf)).unwrap(), 0);
+    // Watching again changes nothing.
+    assert!(unwatched.watch(&mut buf, &mut output).unwrap());
+    assert!(matches!(unwatched, Output::Watched(_)));
 }
