@@ -77,9 +77,9 @@ struct Outgoing {
 /// Who waits for which answer about one command.
 #[derive(Default)]
 struct Pending {
-    spawned: Option<oneshot::Sender<io::Result<i32>>>,
-    /// The raw wait status, and whether nothing the command started was left.
-    exited: Option<oneshot::Sender<(i32, bool)>>,
+    /// The raw wait status, and whether nothing the command started was left; or why the
+    /// command could not start ([`NotStarted`]).
+    exited: Option<oneshot::Sender<io::Result<(i32, bool)>>>,
     cleaned: Option<oneshot::Sender<()>>,
 }
 
@@ -166,25 +166,18 @@ impl Control {
         let mut pending = self.pending();
         match reply {
             Reply::Ready { .. } => {}
-            Reply::Spawned { id, pid } => {
-                if let Some(tx) = pending.get_mut(&id).and_then(|p| p.spawned.take()) {
-                    let _gone = tx.send(Ok(pid));
-                }
-            }
             Reply::SpawnFailed { id, errno, message } => {
-                if let Some(p) = pending.remove(&id) {
-                    if let Some(tx) = p.spawned {
-                        let err = match errno {
-                            Some(n) => io::Error::from_raw_os_error(n),
-                            None => io::Error::other(message),
-                        };
-                        let _gone = tx.send(Err(err));
-                    }
+                if let Some(tx) = pending.remove(&id).and_then(|p| p.exited) {
+                    let err = match errno {
+                        Some(n) => io::Error::from_raw_os_error(n),
+                        None => io::Error::other(message),
+                    };
+                    let _gone = tx.send(Err(NotStarted::error(err)));
                 }
             }
             Reply::Exited { id, status, clean } => {
                 if let Some(tx) = pending.get_mut(&id).and_then(|p| p.exited.take()) {
-                    let _gone = tx.send((status, clean));
+                    let _gone = tx.send(Ok((status, clean)));
                 }
             }
             Reply::Cleaned { id } => {
@@ -408,15 +401,12 @@ impl RunSandbox {
         )))
     }
 
-    /// Spawns `spec` in the sandbox with `tag`.
-    pub(crate) async fn spawn(
-        &self,
-        spec: CommandSpec<'_>,
-        tag: &str,
-    ) -> io::Result<SandboxedCommand> {
+    /// Asks for `spec` to be spawned in the sandbox with `tag`. Returns once asked: whether it
+    /// started comes with its end ([`SandboxedCommand::wait`]; a spawn that failed is a
+    /// [`NotStarted`] error there), so a command costs the harness one reply, not two.
+    pub(crate) fn spawn(&self, spec: CommandSpec<'_>, tag: &str) -> io::Result<SandboxedCommand> {
         let control = &self.control;
         let id = control.next_id.fetch_add(1, Ordering::Relaxed);
-        let (spawned_tx, spawned_rx) = oneshot::channel();
         let (exited_tx, exited_rx) = oneshot::channel();
         {
             let mut pending = control.pending();
@@ -431,7 +421,6 @@ impl RunSandbox {
             pending.insert(
                 id,
                 Pending {
-                    spawned: Some(spawned_tx),
                     exited: Some(exited_tx),
                     cleaned: None,
                 },
@@ -446,23 +435,14 @@ impl RunSandbox {
             tag: tag.to_owned(),
         };
         control.send(&request, vec![spec.stdout, spec.stderr]);
-        let mut command = SandboxedCommand {
+        Ok(SandboxedCommand {
             id,
             control: control.clone(),
             exited: Some(exited_rx),
             status: None,
             left_nothing: false,
-        };
-        match spawned_rx.await {
-            Ok(Ok(_pid)) => Ok(command),
-            Ok(Err(e)) => {
-                // Nothing runs: nothing to clean.
-                command.exited = None;
-                command.control.pending().remove(&id);
-                Err(e)
-            }
-            Err(_) => Err(control.gone()),
-        }
+            started: true,
+        })
     }
 
     /// Shuts the socket: the supervisor kills everything in the sandbox and exits, and with it
@@ -568,19 +548,47 @@ impl EndedNamespaces {
     }
 }
 
+/// Why a command the run's supervisor was asked to spawn did not start (its shell not found,
+/// its folder gone), as [`SandboxedCommand::wait`] (and `Spawned::wait`) returns it: an `io::Error` whose text is the OS's
+/// (or the supervisor's), as a failed spawn's is, and which [`NotStarted::is`] recognises.
+#[derive(Debug)]
+pub struct NotStarted(io::Error);
+
+impl NotStarted {
+    pub(crate) fn error(cause: io::Error) -> io::Error {
+        io::Error::new(cause.kind(), NotStarted(cause))
+    }
+
+    /// Whether `e` says that the command did not start.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<NotStarted>())
+    }
+}
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for NotStarted {}
+
 /// A command running in a run's sandbox.
 pub(crate) struct SandboxedCommand {
     id: u64,
     control: Arc<Control>,
-    exited: Option<oneshot::Receiver<(i32, bool)>>,
+    exited: Option<oneshot::Receiver<io::Result<(i32, bool)>>>,
     status: Option<i32>,
     /// The supervisor found nothing the command started left when its shell ended: cleaning
     /// after it has nothing to do.
     left_nothing: bool,
+    /// False once the supervisor said it could not start it (nothing to kill or clean).
+    started: bool,
 }
 
 impl SandboxedCommand {
-    /// Waits for the command's shell to end: its raw wait status. Cancel-safe.
+    /// Waits for the command's shell to end: its raw wait status, or why it could not start (a
+    /// [`NotStarted`] error) or was lost. Cancel-safe.
     pub(crate) async fn wait(&mut self) -> io::Result<i32> {
         if let Some(status) = self.status {
             return Ok(status);
@@ -588,22 +596,29 @@ impl SandboxedCommand {
         let Some(exited) = self.exited.as_mut() else {
             return Err(self.control.gone());
         };
-        match exited.await {
-            Ok((status, left_nothing)) => {
+        let result = exited.await;
+        self.exited = None;
+        match result {
+            Ok(Ok((status, left_nothing))) => {
                 self.status = Some(status);
                 self.left_nothing = left_nothing;
-                self.exited = None;
                 Ok(status)
             }
-            Err(_) => {
-                self.exited = None;
-                Err(self.control.gone())
+            Ok(Err(not_started)) => {
+                // Nothing runs: nothing to kill or clean.
+                self.started = false;
+                self.left_nothing = true;
+                Err(not_started)
             }
+            Err(_) => Err(self.control.gone()),
         }
     }
 
     /// Kills the command's process group.
     pub(crate) fn kill_group(&self) {
+        if !self.started {
+            return;
+        }
         self.control
             .send(&Request::KillGroup { id: self.id }, Vec::new());
     }

@@ -52,6 +52,7 @@ use isolated::Maker;
 
 pub use beneath::How;
 pub use bwrap::CommandSpec;
+pub use isolated::NotStarted;
 pub use spawned::Spawned;
 
 /// How much the agent's commands and tools are confined.
@@ -694,6 +695,8 @@ impl Jail {
 
     /// Spawns `spec` under this jail's tier: in the run's sandbox under `isolated` (started now
     /// if [`Jail::prepare`] did not), else directly (as the commands' user when there is one).
+    /// Under `isolated` the supervisor's word that it could not start the command comes with
+    /// the command's end: a [`NotStarted`] error from [`Spawned::wait`].
     pub async fn spawn(&self, spec: CommandSpec<'_>) -> io::Result<Spawned> {
         if let Err(e) = &self.handed {
             return Err(io::Error::new(e.kind(), e.to_string()));
@@ -703,7 +706,7 @@ impl Jail {
         }
         let run = self.run_sandbox().await?;
         let tag = self.sandbox.tags.next();
-        let command = run.spawn(spec, &tag).await?;
+        let command = run.spawn(spec, &tag)?;
         Ok(Spawned::supervised(command, tag))
     }
 

@@ -98,7 +98,8 @@ impl Spawned {
     }
 
     /// Waits for the command's shell to end. Cancel-safe: a wait given up in a `select!` loses
-    /// nothing, and once ended the status is kept.
+    /// nothing, and once ended the status is kept. Under `isolated`, a command that could not
+    /// start says so here, as a [`super::NotStarted`] error.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         match &mut self.inner {
             Inner::Direct { child, .. } => child.wait().await,

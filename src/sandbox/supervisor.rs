@@ -6,10 +6,11 @@
 //!
 //! It spawns each command the harness asks for (`shell -c script`, its own process group, the
 //! two output descriptors the harness sent as its stdout and stderr, `/dev/null` as stdin, the
-//! given environment plus the command's tag), reports its pid and, when its shell ends, its wait
-//! status; kills its group on request (a timeout, an abort); and on `clean` kills everything the
-//! command started: the group, every process of the sandbox carrying the command's tag, and every
-//! orphan (re-parented to it, as PID 1) that dropped its tag. It reaps every process that ends.
+//! given environment plus the command's tag), reports its wait status when its shell ends (or at
+//! once that it could not start it); kills its group on request (a timeout, an abort); and on
+//! `clean` kills everything the command started: the group, every process of the sandbox
+//! carrying the command's tag, and every orphan (re-parented to it, as PID 1) that dropped its
+//! tag. It reaps every process that ends.
 //! When the harness goes away (the socket closes) it kills everything and exits, and the kernel
 //! takes the PID namespace with it.
 //!
@@ -285,7 +286,6 @@ impl Supervisor {
                                 cleaned: false,
                             },
                         );
-                        self.reply(&Reply::Spawned { id, pid });
                     }
                     Err(e) => {
                         self.reply(&Reply::SpawnFailed {

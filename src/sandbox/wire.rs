@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 /// Changes whenever a message changes, the sandbox maker's ([`super::zygote`]) included: the
 /// supervisor and the maker are the harness binary itself, and one of another build must not be
 /// spoken to (a maker's first sandbox says this protocol, or the maker is not used).
-pub const PROTOCOL: &str = "harness-sandbox-4";
+pub const PROTOCOL: &str = "harness-sandbox-5";
 
 /// The largest frame either side accepts (a command's script and environment included).
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
@@ -35,7 +35,8 @@ pub const MAX_FRAME: usize = 64 * 1024 * 1024;
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
     /// Run `shell -c script` in `cwd` with exactly `env` (plus the tag), in a process group of
-    /// its own, its stdout and stderr the two descriptors sent with this frame.
+    /// its own, its stdout and stderr the two descriptors sent with this frame. A command that
+    /// starts gets no reply until [`Reply::Exited`]; one that cannot, [`Reply::SpawnFailed`].
     Spawn {
         id: u64,
         shell: PathBuf,
@@ -59,9 +60,9 @@ pub enum Reply {
     /// sandbox's network namespace (for the harness to release it with others once the sandbox
     /// has ended, `isolated::release_network_namespace`).
     Ready { protocol: String },
-    /// The command runs as `pid` (in the sandbox's PID namespace).
-    Spawned { id: u64, pid: i32 },
     /// The command could not be started: the OS error number when there is one, and its text.
+    /// (One that starts is not announced: that reply woke the harness once more per command,
+    /// for nothing it used.)
     SpawnFailed {
         id: u64,
         errno: Option<i32>,

@@ -166,7 +166,11 @@ async fn command_check(
     };
     let stdout = tokio::spawn(read_tail(Some(out_rx)));
     let stderr = tokio::spawn(read_tail(Some(err_rx)));
-    let status = tokio::time::timeout(timeout, spawned.wait()).await;
+    let status = match tokio::time::timeout(timeout, spawned.wait()).await {
+        // Under `isolated`, the supervisor's word that it could not start comes with the end.
+        Ok(Err(err)) if crate::sandbox::NotStarted::is(&err) => return not_started(err),
+        status => status,
+    };
     let timed_out = status.is_err();
     // On a timeout everything dies; after a normal exit, anything the shell left running must
     // not outlive the check either.

@@ -938,6 +938,58 @@ async fn commands_of_one_run_in_flight_at_once_each_end_as_they_end() {
     assert_eq!(text(&next).trim(), "next");
 }
 
+#[tokio::test]
+async fn a_command_the_supervisor_cannot_start_says_so_at_its_end_as_a_direct_spawn_does() {
+    // The supervisor answers only a spawn that fails: the harness learns it when it waits, with
+    // the same text a spawn outside the sandbox gives at once.
+    let Some(sandbox) = isolated_or_skip(
+        "a_command_the_supervisor_cannot_start_says_so_at_its_end_as_a_direct_spawn_does",
+    ) else {
+        return;
+    };
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let spec = |stdout, stderr| harness::sandbox::CommandSpec {
+        shell: Path::new("/no/such/shell"),
+        script: "echo never",
+        cwd: &ws,
+        env: &ctx.env,
+        stdout,
+        stderr,
+    };
+    let pipe = || {
+        let (read, write) = std::io::pipe().unwrap();
+        (read, std::os::fd::OwnedFd::from(write))
+    };
+    let (_read, write) = pipe();
+    let mut spawned = ctx
+        .jail
+        .spawn(spec(write.try_clone().unwrap(), write))
+        .await
+        .expect("under isolated the spawn is only asked for");
+    let err = tokio::time::timeout(Duration::from_secs(30), spawned.wait())
+        .await
+        .expect("the supervisor answered")
+        .unwrap_err();
+    assert!(harness::sandbox::NotStarted::is(&err), "{err:?}");
+    let direct = Sandbox::detect(Some(Tier::None));
+    let (_read, write) = pipe();
+    let outside = direct
+        .jail(&ws)
+        .spawn(spec(write.try_clone().unwrap(), write))
+        .await
+        .map(drop)
+        .unwrap_err();
+    assert_eq!(err.to_string(), outside.to_string());
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+    // Nothing to kill or clean, and the sandbox serves the next command.
+    spawned.kill_all().await;
+    drop(spawned);
+    let next = call(&ctx, "bash", json!({"command": "echo next"})).await;
+    assert_eq!(text(&next).trim(), "next");
+}
+
 /// Prints the sandbox's network namespace, then how many sockets of any family the kernel lists
 /// in it.
 const NETWORK_FACTS: &str = "readlink /proc/self/ns/net; cat /proc/net/tcp /proc/net/tcp6 \
