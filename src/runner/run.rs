@@ -296,29 +296,6 @@ pub(super) async fn run_one(
             ))
             .into_owned()
     });
-    // The run's files (its edit calls, run.json and the views of it, divergence.md) are
-    // written on a blocking thread.
-    let written = {
-        let (suite, report_dir) = (suite.clone(), options.report_dir.clone());
-        let (calls, shown) = (agent_run.tool_calls.clone(), record.clone());
-        let run_folder = report_dir.join(run.run_dir());
-        blocking(move || {
-            write_run_files(
-                &suite,
-                &edits,
-                &calls,
-                &run_folder,
-                &report_dir,
-                &file,
-                &shown,
-                divergence_md,
-            )
-        })
-        .await
-    };
-    for note in written {
-        add_note(&mut record, note);
-    }
     let header = CassetteHeader {
         sandbox: Some(options.sandbox.name().to_owned()),
         ..CassetteHeader::new(
@@ -330,35 +307,52 @@ pub(super) async fn run_one(
             strategy.name(),
         )
     };
-    // Finishing a recording writes the cassette: on a blocking thread too.
-    let finishing = {
+    // The run's file work, in order, on one blocking thread (one hand-off, not three): its files
+    // (its edit calls, run.json and the views of it, divergence.md); the cassette, when
+    // recording; then its folders emptied or removed, given back for a later run once every
+    // process of the run has ended (by now, unless one is slow to die).
+    let (mut record, finished, kept) = {
+        let (suite, report_dir) = (suite.clone(), options.report_dir.clone());
+        let calls = agent_run.tool_calls.clone();
+        let run_folder = report_dir.join(run.run_dir());
         let (shared, planned, stop) = (shared.clone(), run.clone(), agent_run.stop.clone());
-        blocking_with(record, move |record| {
-            session.finish(header, record, &stop, &planned, &shared)
+        let keep_workspace = options.keep_workspaces;
+        blocking(move || {
+            let mut record = record;
+            let written = write_run_files(
+                &suite,
+                &edits,
+                &calls,
+                &run_folder,
+                &report_dir,
+                &file,
+                &record,
+                divergence_md,
+            );
+            for note in written {
+                add_note(&mut record, note);
+            }
+            let finished = session.finish(header, &mut record, &stop, &planned, &shared);
+            let (workspace, kept) = if keep_workspace {
+                (None, Some(workspace.into_kept_path()))
+            } else {
+                (Some(workspace), None)
+            };
+            let ended = ended.everything_ended(RECYCLE_WAIT);
+            scratch.recycle(ended);
+            if let Some(workspace) = workspace {
+                workspace.recycle(ended);
+            }
+            (record, finished, kept)
         })
         .await
     };
-    record = finishing.0;
-    if let Some(finished) = finishing.1 {
+    if let Some(finished) = finished {
         report_finished(finished, &mut record, &*reporter, index);
     }
-    let workspace = if options.keep_workspaces {
-        let kept = workspace.into_kept_path();
+    if let Some(kept) = kept {
         add_note(&mut record, format!("workspace kept at {}", kept.display()));
-        None
-    } else {
-        Some(workspace)
-    };
-    // Emptying or removing the run's folders is file work as well. Given back for a later run
-    // once every process of the run has ended (by now, unless one is slow to die).
-    blocking(move || {
-        let ended = ended.everything_ended(RECYCLE_WAIT);
-        scratch.recycle(ended);
-        if let Some(workspace) = workspace {
-            workspace.recycle(ended);
-        }
-    })
-    .await;
+    }
     redacted(&redactor, record)
 }
 
