@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, Interest};
-use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::bwrap::{Bwrap, CommandSpec, Mounts, Plan};
@@ -85,7 +85,8 @@ struct Pending {
 
 /// The harness's end of the supervisor's socket, shared by the run's commands.
 struct Control {
-    socket: UnixStream,
+    /// Watched for reading alone: see [`writable`].
+    socket: AsyncFd<OwnedFd>,
     outgoing: mpsc::UnboundedSender<Outgoing>,
     pending: Mutex<HashMap<u64, Pending>>,
     /// Why the sandbox is gone, once it is.
@@ -347,15 +348,14 @@ impl RunSandbox {
             }
         };
 
-        let ours = std::os::unix::net::UnixStream::from(ours);
-        ours.set_nonblocking(true)?;
+        rustix::io::ioctl_fionbio(&ours, true)?;
         let (tx, rx) = mpsc::unbounded_channel();
         let killer = match &process {
             Process::Cloned { pidfd, .. } => pidfd.try_clone().ok().map(Killer::Pidfd),
             Process::Bwrap { pgid, .. } => Some(Killer::Group(*pgid)),
         };
         let control = Arc::new(Control {
-            socket: UnixStream::from_std(ours)?,
+            socket: watch(ours, Interest::READABLE)?,
             outgoing: tx,
             pending: Mutex::new(HashMap::new()),
             ended: Mutex::new(None),
@@ -451,7 +451,8 @@ impl RunSandbox {
     /// reap). The sandbox's process is killed if it has not ended within [`END_GRACE`] (or at
     /// once without a runtime to wait in).
     fn shut(&mut self) {
-        let _done = rustix::net::shutdown(&self.control.socket, rustix::net::Shutdown::Both);
+        let _done =
+            rustix::net::shutdown(self.control.socket.get_ref(), rustix::net::Shutdown::Both);
         self.control.end("the run ended".to_owned());
         for task in self.tasks.drain(..) {
             task.abort();
@@ -672,30 +673,44 @@ async fn write_requests(control: Arc<Control>, mut rx: mpsc::UnboundedReceiver<O
         let mut sent = 0;
         let mut fds = Some(fds);
         while sent < bytes.len() {
-            if control.socket.writable().await.is_err() {
-                return;
-            }
             let borrowed: Vec<BorrowedFd<'_>> = fds
                 .as_ref()
                 .map(|f| f.iter().map(AsFd::as_fd).collect())
                 .unwrap_or_default();
-            let socket = &control.socket;
-            match socket.try_io(Interest::WRITABLE, || {
-                wire::send_with_fds(socket.as_fd(), &bytes[sent..], &borrowed)
-            }) {
+            let socket = control.socket.get_ref();
+            let failed = match wire::send_with_fds(socket.as_fd(), &bytes[sent..], &borrowed) {
                 Ok(n) => {
                     sent += n;
                     // Sent: the harness's copies of the pipe ends go, so EOF can arrive.
                     fds = None;
+                    continue;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => {
-                    control.end(format!("failed to write to its supervisor: {e}"));
-                    return;
-                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => writable(socket).await.err(),
+                Err(e) => Some(e),
+            };
+            if let Some(e) = failed {
+                control.end(format!("failed to write to its supervisor: {e}"));
+                return;
             }
         }
     }
+}
+
+/// `fd`, watched by the runtime for `interest` alone (tokio's sockets are watched for both).
+#[allow(deprecated)] // Sound for an `OwnedFd`: its descriptor is the same for its whole life.
+fn watch(fd: OwnedFd, interest: Interest) -> io::Result<AsyncFd<OwnedFd>> {
+    AsyncFd::with_interest(fd, interest)
+}
+
+/// Waits until `socket` (non-blocking) takes bytes again: a frame larger than what its buffer
+/// holds (a command with a large environment). The run's socket is watched for reading alone:
+/// a Unix socket says it is writable each time its peer reads, so watched for writing too, it
+/// woke the harness once per request the supervisor read, for nothing.
+async fn writable(socket: &OwnedFd) -> io::Result<()> {
+    let watched = watch(socket.try_clone()?, Interest::WRITABLE)?;
+    let _ready = watched.writable().await?;
+    Ok(())
 }
 
 /// Reads the supervisor's replies and hands each to whoever waits for it.
@@ -703,15 +718,16 @@ async fn read_replies(control: Arc<Control>, ready: oneshot::Sender<String>) {
     let mut ready = Some(ready);
     let mut reader = wire::Reader::default();
     let why = loop {
-        if control.socket.readable().await.is_err() {
+        let Ok(mut readable) = control.socket.readable().await else {
             break "its socket failed".to_owned();
-        }
-        let socket = &control.socket;
-        match socket.try_io(Interest::READABLE, || reader.fill(socket.as_fd())) {
-            Ok(0) => break "its supervisor ended".to_owned(),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(e) => break format!("reading from its supervisor failed: {e}"),
+        };
+        match readable.try_io(|socket| reader.fill(socket.get_ref().as_fd())) {
+            Ok(Ok(0)) => break "its supervisor ended".to_owned(),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(Err(e)) => break format!("reading from its supervisor failed: {e}"),
+            // Read to the end of what was there: readiness cleared.
+            Err(_would_block) => continue,
         }
         let mut broken = None;
         loop {

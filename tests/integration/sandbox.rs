@@ -990,6 +990,40 @@ async fn a_command_the_supervisor_cannot_start_says_so_at_its_end_as_a_direct_sp
     assert_eq!(text(&next).trim(), "next");
 }
 
+#[tokio::test]
+async fn a_request_larger_than_the_socket_holds_reaches_the_supervisor_whole() {
+    // The run's socket is watched for reading alone; a frame its buffer cannot take at once (a
+    // command with a large environment: about 800 KB here, against some 200 KB of buffer)
+    // waits for room, and arrives whole.
+    let Some(sandbox) =
+        isolated_or_skip("a_request_larger_than_the_socket_holds_reaches_the_supervisor_whole")
+    else {
+        return;
+    };
+    let (_dir, ws, _outside) = workspace_and_outside();
+    let scratch = Scratch::new().unwrap();
+    let mut ctx = context(sandbox.jail(&ws), &ws, &scratch);
+    let mut env = (*ctx.env).clone();
+    for i in 0..8 {
+        env.push((format!("LARGE_{i}"), format!("{i}").repeat(100_000)));
+    }
+    ctx.env = Arc::new(env);
+    let command = "for i in 0 1 2 3 4 5 6 7; do eval \"v=\\$LARGE_$i\"; \
+                   printf '%s ' \"${#v}:${v:0:1}${v: -1}\"; done";
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&ctx, "bash", json!({ "command": command })),
+    )
+    .await
+    .expect("the large request was sent");
+    assert!(!result.is_error, "{}", text(&result));
+    let expected: String = (0..8).map(|i| format!("100000:{i}{i} ")).collect();
+    assert_eq!(text(&result), expected);
+    // The socket goes on serving small requests.
+    let next = call(&ctx, "bash", json!({"command": "echo next"})).await;
+    assert_eq!(text(&next).trim(), "next");
+}
+
 /// Prints the sandbox's network namespace, then how many sockets of any family the kernel lists
 /// in it.
 const NETWORK_FACTS: &str = "readlink /proc/self/ns/net; cat /proc/net/tcp /proc/net/tcp6 \
