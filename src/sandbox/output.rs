@@ -1,11 +1,117 @@
 //! Bounded capture of what the agent's commands print: a file that stops growing at a cap
 //! ([`CappedFile`], bash's full-output file) and a rolling tail ([`Tail`], a check's output).
-//! Whatever a command prints, the harness's memory and disk use stay bounded.
+//! Whatever a command prints, the harness's memory and disk use stay bounded. And the pipe it
+//! prints into ([`LazyPipe`]), watched by the runtime only once the command has run a while.
 //!
 //! Depends on nothing else in the crate.
 
 use std::io::{self, BufWriter, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long after a command's spawn its output pipe is first watched by the runtime. A command
+/// that ends sooner (most of an agent's: `ls`, `cat`, `git status`) has its output read in one
+/// go at its end, and does not wake the harness at each write; a longer one is read as it
+/// writes from then on. A command that fills the pipe (64 KiB) before then waits at most this
+/// long for the first read.
+pub const WATCH_OUTPUT_AFTER: Duration = Duration::from_millis(10);
+
+/// A pipe for a command's output: its read end, for the harness, and its write end, blocking as
+/// a pipe is for any program, for the command.
+pub fn output_pipe() -> io::Result<(LazyPipe, OwnedFd)> {
+    let (read, write) = rustix::pipe::pipe_with(
+        rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
+    )?;
+    rustix::io::ioctl_fionbio(&write, false)?;
+    Ok((LazyPipe::Unwatched(read), write))
+}
+
+/// The read end of a command's output pipe: not watched by the runtime at first, then watched
+/// ([`LazyPipe::watch`]), then read to its end.
+///
+/// Watched from the start, every write of the command (`ls`, then `cat`) woke the harness's
+/// worker to read it, a switch each, on a core the command's next process wants too
+/// (`benches/README.md`, `sandbox_overhead`). Unwatched, what a short command writes waits in
+/// the pipe for its end.
+#[derive(Debug)]
+pub enum LazyPipe {
+    Unwatched(OwnedFd),
+    Watched(tokio::net::unix::pipe::Receiver),
+    /// Read to its end (every writer gone).
+    Ended,
+}
+
+impl LazyPipe {
+    pub fn is_unwatched(&self) -> bool {
+        matches!(self, LazyPipe::Unwatched(_))
+    }
+
+    pub fn is_ended(&self) -> bool {
+        matches!(self, LazyPipe::Ended)
+    }
+
+    /// Reads through the runtime's watch; never ready unless watched.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use tokio::io::AsyncReadExt;
+        match self {
+            LazyPipe::Watched(pipe) => match pipe.read(buf).await {
+                Ok(0) => {
+                    *self = LazyPipe::Ended;
+                    Ok(0)
+                }
+                read => read,
+            },
+            _ => std::future::pending().await,
+        }
+    }
+
+    /// Reads what the pipe holds now, at most `reads` times into `buf`, each read given to
+    /// `sink`, from the descriptor itself (non-blocking): the runtime's record of a watched
+    /// pipe's readiness may lag behind what the kernel holds. Bounded, so a process left behind
+    /// that writes on cannot keep the caller. Whether the pipe reached its end.
+    pub fn read_now<E>(
+        &mut self,
+        buf: &mut [u8],
+        reads: usize,
+        mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        let fd = match &*self {
+            LazyPipe::Unwatched(fd) => fd.as_fd(),
+            LazyPipe::Watched(pipe) => pipe.as_fd(),
+            LazyPipe::Ended => return Ok(true),
+        };
+        let mut ended = false;
+        for _ in 0..reads {
+            match rustix::io::read(fd, &mut *buf) {
+                Ok(0) => {
+                    ended = true;
+                    break;
+                }
+                Ok(n) => sink(&buf[..n])?,
+                Err(_) => break,
+            }
+        }
+        if ended {
+            *self = LazyPipe::Ended;
+        }
+        Ok(ended)
+    }
+
+    /// Has the runtime watch the pipe from now on, if it is not already (or ended).
+    pub fn watch(&mut self) -> io::Result<()> {
+        match std::mem::replace(self, LazyPipe::Ended) {
+            LazyPipe::Unwatched(fd) => {
+                // Made non-blocking by `output_pipe`: nothing to check or change.
+                *self = LazyPipe::Watched(
+                    tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(fd)?,
+                );
+            }
+            other => *self = other,
+        }
+        Ok(())
+    }
+}
 
 /// The most a full-output file keeps: 32 MiB. `yes` for a few seconds writes gigabytes.
 pub const FULL_OUTPUT_CAP: u64 = 32 * 1024 * 1024;
@@ -159,5 +265,65 @@ mod tests {
             t.text(),
             "[... earlier output cut, last 4 bytes kept ...]\ncdef"
         );
+    }
+    #[test]
+    fn an_unwatched_pipe_is_read_at_once_and_watched_only_while_a_writer_holds_it() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        let mut buf = vec![0u8; 4096];
+        let read_now = |pipe: &mut LazyPipe, buf: &mut [u8]| {
+            let mut got = Vec::new();
+            let ended = pipe
+                .read_now(buf, 16, |data| {
+                    got.extend_from_slice(data);
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+            (ended, got)
+        };
+
+        // Its writer gone: read to its end, never watched.
+        let (mut pipe, write) = output_pipe().unwrap();
+        let mut writer = std::fs::File::from(write);
+        writer.write_all(b"a.txt\nb.txt\n").unwrap();
+        drop(writer);
+        assert!(pipe.is_unwatched());
+        assert_eq!(
+            read_now(&mut pipe, &mut buf),
+            (true, b"a.txt\nb.txt\n".to_vec())
+        );
+        assert!(pipe.is_ended());
+        pipe.watch().unwrap();
+        assert!(pipe.is_ended());
+
+        // Its writer still there (a process the command left): what is there is read, and the
+        // rest comes through the runtime's watch.
+        let (mut pipe, write) = output_pipe().unwrap();
+        let mut writer = std::fs::File::from(write);
+        writer.write_all(b"first\n").unwrap();
+        assert_eq!(read_now(&mut pipe, &mut buf), (false, b"first\n".to_vec()));
+        assert!(pipe.is_unwatched());
+        pipe.watch().unwrap();
+        assert!(matches!(pipe, LazyPipe::Watched(_)));
+        writer.write_all(b"second\n").unwrap();
+        drop(writer);
+        let n = runtime.block_on(pipe.read(&mut buf)).unwrap();
+        assert_eq!(&buf[..n], b"second\n");
+        assert_eq!(runtime.block_on(pipe.read(&mut buf)).unwrap(), 0);
+        assert!(pipe.is_ended());
+    }
+
+    #[test]
+    fn the_command_s_end_of_the_pipe_blocks_and_the_harness_s_does_not() {
+        let (pipe, write) = output_pipe().unwrap();
+        let flags = |fd: std::os::fd::BorrowedFd<'_>| rustix::fs::fcntl_getfl(fd).unwrap();
+        assert!(!flags(write.as_fd()).contains(rustix::fs::OFlags::NONBLOCK));
+        let LazyPipe::Unwatched(read) = &pipe else {
+            panic!("{pipe:?}")
+        };
+        assert!(flags(read.as_fd()).contains(rustix::fs::OFlags::NONBLOCK));
     }
 }

@@ -11,10 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncRead, AsyncReadExt};
-
 use crate::record::CheckResult;
-use crate::sandbox::output::Tail;
+use crate::sandbox::output::{LazyPipe, Tail, WATCH_OUTPUT_AFTER, output_pipe};
 use crate::sandbox::{CommandSpec, Jail, Sandbox};
 use crate::tasks::{Check, CheckKind, FileAssert, Task};
 
@@ -23,6 +21,10 @@ pub const OUTPUT_TAIL_BYTES: usize = 8 * 1024;
 
 /// How long to wait for the output pipes to close after the command's processes were killed.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// The most reads of a check's ended pipe at once: more than a pipe holds, so everything written
+/// before the end is read, and a process left behind that writes on cannot keep the check.
+const DRAIN_READS: usize = 128;
 
 /// A check the harness could not start (no descriptors left, its sandbox gone, no shell on its
 /// `PATH`): the run has no verdict, which is the harness's failure, not the model's.
@@ -138,15 +140,8 @@ async fn command_check(
             ))
         }
     };
-    let pipes = (|| -> std::io::Result<_> {
-        let (out_tx, out_rx) = tokio::net::unix::pipe::pipe()?;
-        let (err_tx, err_rx) = tokio::net::unix::pipe::pipe()?;
-        Ok((
-            (out_tx.into_blocking_fd()?, out_rx),
-            (err_tx.into_blocking_fd()?, err_rx),
-        ))
-    })();
-    let ((out_tx, out_rx), (err_tx, err_rx)) = match pipes {
+    let pipes = (|| -> std::io::Result<_> { Ok((output_pipe()?, output_pipe()?)) })();
+    let ((out, out_tx), (err, err_tx)) = match pipes {
         Ok(pipes) => pipes,
         Err(err) => return not_started(err),
     };
@@ -164,9 +159,18 @@ async fn command_check(
         Ok(spawned) => spawned,
         Err(err) => return not_started(err),
     };
-    let stdout = tokio::spawn(read_tail(Some(out_rx)));
-    let stderr = tokio::spawn(read_tail(Some(err_rx)));
-    let status = match tokio::time::timeout(timeout, spawned.wait()).await {
+    // A check that ends within [`WATCH_OUTPUT_AFTER`] has its output read at its end, without
+    // the runtime watching the pipes; past it they are read as it runs.
+    let started = Instant::now();
+    let mut status = tokio::time::timeout(WATCH_OUTPUT_AFTER.min(timeout), spawned.wait()).await;
+    let ended = status.is_ok();
+    let stdout = Reading::start(out, ended);
+    let stderr = Reading::start(err, ended);
+    if !ended {
+        let left = timeout.saturating_sub(started.elapsed());
+        status = tokio::time::timeout(left, spawned.wait()).await;
+    }
+    let status = match status {
         // Under `isolated`, the supervisor's word that it could not start comes with the end.
         Ok(Err(err)) if crate::sandbox::NotStarted::is(&err) => return not_started(err),
         status => status,
@@ -179,8 +183,8 @@ async fn command_check(
         Ok(status) => status.ok(),
         Err(_) => spawned.wait().await.ok(),
     };
-    let out = drain(stdout).await;
-    let err = drain(stderr).await;
+    let out = stdout.text().await;
+    let err = stderr.text().await;
     let mut detail = if timed_out {
         format!("timed out after {timeout:?} (every process of the check killed)")
     } else {
@@ -198,27 +202,63 @@ async fn command_check(
     Ok((passed, detail))
 }
 
-async fn drain(task: tokio::task::JoinHandle<String>) -> String {
-    let abort = task.abort_handle();
-    match tokio::time::timeout(DRAIN_GRACE, task).await {
-        Ok(Ok(text)) => text,
-        Ok(Err(_)) => String::new(),
-        Err(_) => {
-            abort.abort();
-            "(output not collected: a process outside the check kept the pipe open)".to_owned()
+/// The tail of one of a check's output streams, being read.
+enum Reading {
+    /// Read to its end already.
+    Done(String),
+    /// Read on a task of its own.
+    Task(tokio::task::JoinHandle<String>),
+}
+
+impl Reading {
+    /// Reads `pipe`: what it holds now, to its end if the check has `ended` and every writer
+    /// is gone; else on a task, through the runtime's watch.
+    fn start(mut pipe: LazyPipe, ended: bool) -> Reading {
+        let mut tail = Tail::new(OUTPUT_TAIL_BYTES);
+        if ended {
+            let mut buf = [0u8; 8192];
+            let read = pipe.read_now(&mut buf, DRAIN_READS, |data| {
+                tail.push(data);
+                Ok::<_, std::convert::Infallible>(())
+            });
+            if matches!(read, Ok(true)) {
+                return Reading::Done(tail.text());
+            }
+        }
+        if let Err(e) = pipe.watch() {
+            return Reading::Done(format!(
+                "{}(the rest of the output not collected: {e})",
+                tail.text()
+            ));
+        }
+        Reading::Task(tokio::spawn(read_tail(pipe, tail)))
+    }
+
+    /// The tail's text, once the stream has ended, or as it is when a process outside the
+    /// check keeps it open past [`DRAIN_GRACE`].
+    async fn text(self) -> String {
+        let task = match self {
+            Reading::Done(text) => return text,
+            Reading::Task(task) => task,
+        };
+        let abort = task.abort_handle();
+        match tokio::time::timeout(DRAIN_GRACE, task).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => String::new(),
+            Err(_) => {
+                abort.abort();
+                "(output not collected: a process outside the check kept the pipe open)".to_owned()
+            }
         }
     }
 }
 
-/// Reads a stream to its end, keeping only the last [`OUTPUT_TAIL_BYTES`].
-async fn read_tail<R: AsyncRead + Unpin>(stream: Option<R>) -> String {
-    let Some(mut stream) = stream else {
-        return String::new();
-    };
-    let mut tail = Tail::new(OUTPUT_TAIL_BYTES);
+/// Reads a watched stream to its end onto `tail`, which keeps only the last
+/// [`OUTPUT_TAIL_BYTES`].
+async fn read_tail(mut pipe: LazyPipe, mut tail: Tail) -> String {
     let mut buf = [0u8; 8192];
     loop {
-        match stream.read(&mut buf).await {
+        match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => tail.push(&buf[..n]),
         }
@@ -460,6 +500,36 @@ mod tests {
         assert!(
             started.elapsed() < Duration::from_secs(5),
             "took {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_check_that_ends_at_once_keeps_its_output_even_with_a_process_left_holding_it() {
+        // The shell ends within the first milliseconds, before the pipes are watched: what it
+        // printed is read at its end. The sleeper it left holds both pipes open until it is
+        // killed, so they are watched from then on and read to their end.
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let r = run_check(
+            &command(
+                "echo out; echo err >&2; sleep 30 & exit 3",
+                3,
+                Duration::from_secs(10),
+            ),
+            dir.path(),
+            &env(),
+        )
+        .await
+        .unwrap();
+        assert!(r.passed, "{}", r.detail);
+        assert_eq!(
+            r.detail,
+            "exit 3 (expected 3)\n--- stdout ---\nout\n--- stderr ---\nerr"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
             started.elapsed()
         );
     }

@@ -13,13 +13,11 @@
 //! Depends on the shared tool types (`tools`), `truncate` and the `sandbox`; never on the agent
 //! loop.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::definitions::pi_tool;
@@ -30,7 +28,9 @@ use super::truncate::{
 };
 use super::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 use crate::sandbox::CommandSpec;
-use crate::sandbox::output::{CappedFile, FULL_OUTPUT_CAP, cap_notice};
+use crate::sandbox::output::{
+    CappedFile, FULL_OUTPUT_CAP, LazyPipe, WATCH_OUTPUT_AFTER, cap_notice, output_pipe,
+};
 
 /// How long Pi waits after the shell exits for the pipes to close (`waitForChildProcess`).
 const EXIT_STDIO_GRACE: Duration = Duration::from_millis(100);
@@ -46,11 +46,6 @@ const KILLED_WAIT: Duration = Duration::from_secs(2);
 const EXIT_DRAIN_READS: usize = 64;
 /// Read buffer size for the combined output pipe.
 const READ_CHUNK: usize = 64 * 1024;
-/// How long after the spawn the output pipe is first watched. A command that ends sooner (most
-/// of an agent's: `ls`, `cat`, `git status`) has its output read in one go at its end, and
-/// does not wake the harness at each write; a longer one is read as it writes from then on. A
-/// command that fills the pipe (64 KiB) before then waits at most this long for the first read.
-const WATCH_OUTPUT_AFTER: Duration = Duration::from_millis(10);
 /// Node's `setTimeout` limit: larger delays fire after 1 ms (`TIMEOUT_MAX`).
 const NODE_TIMEOUT_MAX_MS: f64 = 2_147_483_647.0;
 
@@ -107,16 +102,10 @@ async fn run_bash(
         return Err(ToolError::new(node_null_bytes_arg("args[1]", command)));
     }
 
-    // One pipe for both streams: the kernel keeps the true arrival order. Its read end is not
-    // watched by the runtime until [`WATCH_OUTPUT_AFTER`] (see [`Output`]).
-    let (unwatched, writer) = rustix::pipe::pipe_with(
-        rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
-    )
-    .map_err(|e| spawn_error(&e.into()))?;
-    // The command's end blocks, as a pipe's does for any program.
-    rustix::io::ioctl_fionbio(&writer, false).map_err(|e| spawn_error(&e.into()))?;
+    // One pipe for both streams: the kernel keeps the true arrival order. Not watched by the
+    // runtime until [`WATCH_OUTPUT_AFTER`].
+    let (mut pipe, writer) = output_pipe().map_err(|e| spawn_error(&e))?;
     let writer_clone = writer.try_clone().map_err(|e| spawn_error(&e))?;
-    let mut pipe = Output::Unwatched(unwatched);
     let shell = shell_path(&ctx.env);
     let mut spawned = ctx
         .jail
@@ -154,7 +143,7 @@ async fn run_bash(
                 Ok(n) => output.append(&buf[..n])?,
             },
             _ = tokio::time::sleep_until(watch_at), if pipe_open && pipe.is_unwatched() => {
-                pipe_open = pipe.watch(&mut buf, &mut output)?;
+                pipe_open = watch(&mut pipe, &mut buf, &mut output)?;
             }
             status = spawned.wait(), if exit.is_none() => {
                 exit = Some(status.map_err(|e| ToolError::new(e.to_string()))?);
@@ -162,7 +151,7 @@ async fn run_bash(
                 // What it wrote is in the pipe: read at once, and watched only if something it
                 // left still holds the pipe open.
                 if pipe_open && pipe.is_unwatched() {
-                    pipe_open = pipe.watch(&mut buf, &mut output)?;
+                    pipe_open = watch(&mut pipe, &mut buf, &mut output)?;
                 }
             }
             _ = sleep_until_opt(grace_end), if grace_end.is_some() => {
@@ -171,14 +160,14 @@ async fn run_bash(
                 // loaded machine this task can come back after the grace with the command's
                 // whole output still unread (a replay got "(no output)" for a test run that
                 // printed its summary). Bounded: a process left behind may write on.
-                pipe.drain(&mut buf, &mut output)?;
+                drain_now(&mut pipe, &mut buf, &mut output)?;
                 break;
             }
             _ = sleep_until_opt(kill_end), if kill_end.is_some() => {
                 // Killed, and still not ended: what the command started outlives its group (a
                 // fork bomb keeps a sandbox's supervisor from answering). The kill of all of it
                 // below ends it, whatever it takes.
-                pipe.drain(&mut buf, &mut output)?;
+                drain_now(&mut pipe, &mut buf, &mut output)?;
                 break;
             }
             _ = sleep_until_opt(deadline), if deadline.is_some() && !timed_out => {
@@ -243,90 +232,28 @@ async fn run_bash(
     }
 }
 
-/// The read end of a command's output pipe: not yet watched by the runtime, then watched, then
-/// read to its end.
-///
-/// Watched from the start, every write of the command (`ls`, then `cat`) wakes the harness's
-/// worker to read it, a switch each, on a core the command's next process wants too
-/// (`benches/README.md`, `sandbox_overhead`). Unwatched, what a short command writes waits in
-/// the pipe for its end.
-enum Output {
-    Unwatched(OwnedFd),
-    Watched(tokio::net::unix::pipe::Receiver),
-    Ended,
-}
-
-impl Output {
-    fn is_unwatched(&self) -> bool {
-        matches!(self, Output::Unwatched(_))
-    }
-
-    /// Reads through the runtime's watch; never ready unless watched.
-    async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Output::Watched(pipe) => pipe.read(buf).await,
-            _ => std::future::pending().await,
-        }
-    }
-
-    /// Reads what the pipe holds now (see [`drain_now`]).
-    fn drain(&self, buf: &mut [u8], output: &mut OutputAccumulator) -> Result<(), ToolError> {
-        let fd = match self {
-            Output::Unwatched(fd) => fd.as_fd(),
-            Output::Watched(pipe) => pipe.as_fd(),
-            Output::Ended => return Ok(()),
-        };
-        drain_now(fd, buf, output).map(drop)
-    }
-
-    /// Reads what the unwatched pipe holds now and, unless that reached its end, has the runtime
-    /// watch it from here on: whether the pipe is still open.
-    fn watch(&mut self, buf: &mut [u8], output: &mut OutputAccumulator) -> Result<bool, ToolError> {
-        match std::mem::replace(self, Output::Ended) {
-            Output::Unwatched(fd) => {
-                if drain_now(fd.as_fd(), buf, output)? == Drained::End {
-                    return Ok(false);
-                }
-                // Made non-blocking by `pipe_with`: nothing to check or change.
-                let pipe = tokio::net::unix::pipe::Receiver::from_owned_fd_unchecked(fd)
-                    .map_err(|e| spawn_error(&e))?;
-                *self = Output::Watched(pipe);
-                Ok(true)
-            }
-            other => {
-                let open = !matches!(other, Output::Ended);
-                *self = other;
-                Ok(open)
-            }
-        }
-    }
-}
-
-/// How a [`drain_now`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Drained {
-    /// Every writer is gone and everything is read.
-    End,
-    /// Nothing more for now (or the read failed, or [`EXIT_DRAIN_READS`] were taken).
-    Now,
-}
-
-/// Reads what `pipe` holds now, at most [`EXIT_DRAIN_READS`] chunks, from the descriptor itself
-/// (it is non-blocking): the runtime's record of its readiness may lag behind what the kernel
-/// holds, and a read through the runtime would then say there is nothing.
-fn drain_now(
-    pipe: BorrowedFd<'_>,
+/// Reads what the unwatched `pipe` holds now and, unless that reached its end, has the runtime
+/// watch it from here on: whether the pipe is still open.
+fn watch(
+    pipe: &mut LazyPipe,
     buf: &mut [u8],
     output: &mut OutputAccumulator,
-) -> Result<Drained, ToolError> {
-    for _ in 0..EXIT_DRAIN_READS {
-        match rustix::io::read(pipe, &mut *buf) {
-            Ok(0) => return Ok(Drained::End),
-            Err(_) => break,
-            Ok(n) => output.append(&buf[..n])?,
-        }
+) -> Result<bool, ToolError> {
+    if drain_now(pipe, buf, output)? {
+        return Ok(false);
     }
-    Ok(Drained::Now)
+    pipe.watch().map_err(|e| spawn_error(&e))?;
+    Ok(true)
+}
+
+/// Reads what `pipe` holds now, at most [`EXIT_DRAIN_READS`] chunks (see
+/// [`LazyPipe::read_now`]): whether it reached its end.
+fn drain_now(
+    pipe: &mut LazyPipe,
+    buf: &mut [u8],
+    output: &mut OutputAccumulator,
+) -> Result<bool, ToolError> {
+    pipe.read_now(buf, EXIT_DRAIN_READS, |data| output.append(data))
 }
 
 fn spawn_error(e: &std::io::Error) -> ToolError {

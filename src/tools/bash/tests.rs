@@ -505,17 +505,21 @@ fn node_timer_delays() {
 async fn what_the_pipe_holds_is_read_even_before_the_runtime_sees_it_ready() {
     use std::io::Write;
     let (writer, pipe) = tokio::net::unix::pipe::pipe().unwrap();
+    let mut watched = LazyPipe::Watched(pipe);
     let mut writer = std::fs::File::from(writer.into_blocking_fd().unwrap());
     writer.write_all(b"13 passed, 0 failed\n").unwrap();
     let mut buf = vec![0u8; READ_CHUNK];
     // Through the runtime, a pipe it has not yet seen ready reads as empty.
+    let LazyPipe::Watched(pipe) = &watched else {
+        unreachable!()
+    };
     assert_eq!(
         pipe.try_read(&mut buf).unwrap_err().kind(),
         std::io::ErrorKind::WouldBlock
     );
     let dir = tempfile::tempdir().unwrap();
     let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    drain_now(pipe.as_fd(), &mut buf, &mut output).unwrap();
+    drain_now(&mut watched, &mut buf, &mut output).unwrap();
     assert_eq!(output.snapshot_text(), "13 passed, 0 failed\n");
     // A writer that goes on (a process the command left) cannot keep the drain: it stops
     // after its bounded number of reads, with the pipe still open.
@@ -525,9 +529,9 @@ async fn what_the_pipe_holds_is_read_even_before_the_runtime_sees_it_ready() {
     });
     let started = Instant::now();
     let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    drain_now(pipe.as_fd(), &mut buf, &mut output).unwrap();
+    drain_now(&mut watched, &mut buf, &mut output).unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
-    drop(pipe);
+    drop(watched);
     writing.join().unwrap();
 }
 
@@ -551,49 +555,4 @@ async fn a_command_that_fills_the_pipe_before_it_is_watched_is_read_whole() {
     let full = std::fs::read(single_log(&ctx)).unwrap();
     assert_eq!(full.len(), 1_000_000 + "\nend\n".len());
     assert!(full[..1_000_000].iter().all(|&b| b == b'y'));
-}
-
-#[test]
-fn an_unwatched_pipe_is_read_at_once_and_watched_only_while_a_writer_holds_it() {
-    use std::io::Write;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
-        .unwrap();
-    let _entered = runtime.enter();
-    let dir = tempfile::tempdir().unwrap();
-    let mut buf = vec![0u8; READ_CHUNK];
-    let pipe = || {
-        let (read, write) = rustix::pipe::pipe_with(
-            rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
-        )
-        .unwrap();
-        (Output::Unwatched(read), std::fs::File::from(write))
-    };
-
-    // Its writer gone: read to its end, never watched.
-    let (mut unwatched, mut writer) = pipe();
-    writer.write_all(b"a.txt\nb.txt\n").unwrap();
-    drop(writer);
-    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    assert!(!unwatched.watch(&mut buf, &mut output).unwrap());
-    assert!(matches!(unwatched, Output::Ended));
-    assert_eq!(output.snapshot_text(), "a.txt\nb.txt\n");
-
-    // Its writer still there (a process the command left): what is there is read, and the
-    // rest comes through the runtime's watch.
-    let (mut unwatched, mut writer) = pipe();
-    writer.write_all(b"first\n").unwrap();
-    let mut output = OutputAccumulator::new(dir.path().to_path_buf());
-    assert!(unwatched.watch(&mut buf, &mut output).unwrap());
-    assert!(matches!(unwatched, Output::Watched(_)));
-    assert_eq!(output.snapshot_text(), "first\n");
-    writer.write_all(b"second\n").unwrap();
-    drop(writer);
-    let n = runtime.block_on(unwatched.read(&mut buf)).unwrap();
-    assert_eq!(&buf[..n], b"second\n");
-    assert_eq!(runtime.block_on(unwatched.read(&mut buf)).unwrap(), 0);
-    // Watching again changes nothing.
-    assert!(unwatched.watch(&mut buf, &mut output).unwrap());
-    assert!(matches!(unwatched, Output::Watched(_)));
 }
