@@ -441,7 +441,7 @@ impl RunSandbox {
             exited: Some(exited_rx),
             status: None,
             left_nothing: false,
-            started: true,
+            not_started: None,
         })
     }
 
@@ -550,8 +550,9 @@ impl EndedNamespaces {
 }
 
 /// Why a command the run's supervisor was asked to spawn did not start (its shell not found,
-/// its folder gone), as [`SandboxedCommand::wait`] (and `Spawned::wait`) returns it: an `io::Error` whose text is the OS's
-/// (or the supervisor's), as a failed spawn's is, and which [`NotStarted::is`] recognises.
+/// its folder gone), as [`SandboxedCommand::wait`] (and `Spawned::wait`) returns it: an
+/// `io::Error` whose text is the OS's (or the supervisor's), as a failed spawn's is, and which
+/// [`NotStarted::is`] recognises.
 #[derive(Debug)]
 pub struct NotStarted(io::Error);
 
@@ -583,8 +584,8 @@ pub(crate) struct SandboxedCommand {
     /// The supervisor found nothing the command started left when its shell ended: cleaning
     /// after it has nothing to do.
     left_nothing: bool,
-    /// False once the supervisor said it could not start it (nothing to kill or clean).
-    started: bool,
+    /// Why the supervisor could not start it, once it said so (nothing to kill or clean then).
+    not_started: Option<(io::ErrorKind, String)>,
 }
 
 impl SandboxedCommand {
@@ -593,6 +594,9 @@ impl SandboxedCommand {
     pub(crate) async fn wait(&mut self) -> io::Result<i32> {
         if let Some(status) = self.status {
             return Ok(status);
+        }
+        if let Some((kind, why)) = &self.not_started {
+            return Err(NotStarted::error(io::Error::new(*kind, why.clone())));
         }
         let Some(exited) = self.exited.as_mut() else {
             return Err(self.control.gone());
@@ -607,7 +611,7 @@ impl SandboxedCommand {
             }
             Ok(Err(not_started)) => {
                 // Nothing runs: nothing to kill or clean.
-                self.started = false;
+                self.not_started = Some((not_started.kind(), not_started.to_string()));
                 self.left_nothing = true;
                 Err(not_started)
             }
@@ -617,7 +621,7 @@ impl SandboxedCommand {
 
     /// Kills the command's process group.
     pub(crate) fn kill_group(&self) {
-        if !self.started {
+        if self.not_started.is_some() {
             return;
         }
         self.control

@@ -973,6 +973,10 @@ async fn a_command_the_supervisor_cannot_start_says_so_at_its_end_as_a_direct_sp
         .expect("the supervisor answered")
         .unwrap_err();
     assert!(harness::sandbox::NotStarted::is(&err), "{err:?}");
+    // Asked again, the command says the same.
+    let again = spawned.wait().await.unwrap_err();
+    assert!(harness::sandbox::NotStarted::is(&again), "{again:?}");
+    assert_eq!(again.to_string(), err.to_string());
     let direct = Sandbox::detect(Some(Tier::None));
     let (_read, write) = pipe();
     let outside = direct
