@@ -38,7 +38,7 @@ pub fn output_pipe() -> io::Result<(LazyPipe, OwnedFd)> {
 pub enum LazyPipe {
     Unwatched(OwnedFd),
     Watched(tokio::net::unix::pipe::Receiver),
-    /// Read to its end (every writer gone).
+    /// Read to its end (every writer gone), or given up.
     Ended,
 }
 
@@ -51,17 +51,18 @@ impl LazyPipe {
         matches!(self, LazyPipe::Ended)
     }
 
-    /// Reads through the runtime's watch; never ready unless watched.
+    /// Reads through the runtime's watch; never ready unless watched. At its end, or at a read
+    /// that fails, the pipe is [`LazyPipe::Ended`] (given up).
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use tokio::io::AsyncReadExt;
         match self {
-            LazyPipe::Watched(pipe) => match pipe.read(buf).await {
-                Ok(0) => {
+            LazyPipe::Watched(pipe) => {
+                let read = pipe.read(buf).await;
+                if matches!(read, Ok(0) | Err(_)) {
                     *self = LazyPipe::Ended;
-                    Ok(0)
                 }
-                read => read,
-            },
+                read
+            }
             _ => std::future::pending().await,
         }
     }

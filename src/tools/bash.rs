@@ -125,7 +125,6 @@ async fn run_bash(
         .map(|t| Instant::now() + node_timer_delay(t));
     let mut timed_out = false;
     let mut aborted = false;
-    let mut pipe_open = true;
     let mut exit: Option<std::process::ExitStatus> = None;
     let mut grace_end: Option<Instant> = None;
     // Once killed (timed out, aborted): how long the shell's end and the pipe's are waited for.
@@ -134,24 +133,25 @@ async fn run_bash(
     let watch_at = Instant::now() + WATCH_OUTPUT_AFTER;
 
     loop {
-        if exit.is_some() && !pipe_open {
+        if exit.is_some() && pipe.is_ended() {
             break;
         }
         tokio::select! {
-            read = pipe.read(&mut buf), if pipe_open => match read {
-                Ok(0) | Err(_) => pipe_open = false,
+            read = pipe.read(&mut buf), if !pipe.is_ended() => match read {
+                // At its end (or a failed read) the pipe is `Ended`.
+                Ok(0) | Err(_) => {}
                 Ok(n) => output.append(&buf[..n])?,
             },
-            _ = tokio::time::sleep_until(watch_at), if pipe_open && pipe.is_unwatched() => {
-                pipe_open = watch(&mut pipe, &mut buf, &mut output)?;
+            _ = tokio::time::sleep_until(watch_at), if pipe.is_unwatched() => {
+                watch(&mut pipe, &mut buf, &mut output)?;
             }
             status = spawned.wait(), if exit.is_none() => {
                 exit = Some(status.map_err(|e| ToolError::new(e.to_string()))?);
                 grace_end = Some(Instant::now() + EXIT_STDIO_GRACE);
                 // What it wrote is in the pipe: read at once, and watched only if something it
                 // left still holds the pipe open.
-                if pipe_open && pipe.is_unwatched() {
-                    pipe_open = watch(&mut pipe, &mut buf, &mut output)?;
+                if pipe.is_unwatched() {
+                    watch(&mut pipe, &mut buf, &mut output)?;
                 }
             }
             _ = sleep_until_opt(grace_end), if grace_end.is_some() => {
@@ -233,17 +233,16 @@ async fn run_bash(
 }
 
 /// Reads what the unwatched `pipe` holds now and, unless that reached its end, has the runtime
-/// watch it from here on: whether the pipe is still open.
+/// watch it from here on.
 fn watch(
     pipe: &mut LazyPipe,
     buf: &mut [u8],
     output: &mut OutputAccumulator,
-) -> Result<bool, ToolError> {
-    if drain_now(pipe, buf, output)? {
-        return Ok(false);
+) -> Result<(), ToolError> {
+    if !drain_now(pipe, buf, output)? {
+        pipe.watch().map_err(|e| spawn_error(&e))?;
     }
-    pipe.watch().map_err(|e| spawn_error(&e))?;
-    Ok(true)
+    Ok(())
 }
 
 /// Reads what `pipe` holds now, at most [`EXIT_DRAIN_READS`] chunks (see
